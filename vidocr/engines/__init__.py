@@ -1,0 +1,108 @@
+"""OCR engines behind one Protocol and a lazy registry.
+
+An engine turns a batch of BGR subtitle-band crops into one :class:`~vidocr.types.OcrResult` each,
+same order, same length. Engines are imported only when asked for, so a CPU-only install never
+imports vllm or torch; an engine whose extra is missing raises :class:`EngineUnavailable` with the
+pip command that installs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from vidocr.errors import ConfigError, EngineUnavailable
+from vidocr.types import OcrResult, Task
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Options every engine understands; engine-specific settings go in ``extra``.
+
+    workers: parallel OCR processes (CPU engines) or concurrent requests (server engines); 0 = auto.
+    batch_size: crops handed to one ``recognize`` call by the pipeline.
+    translate_to: target language for ``Task.TRANSLATE`` (e.g. "en", "zh").
+    """
+
+    workers: int = 0
+    batch_size: int = 0
+    translate_to: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class OcrEngine(Protocol):
+    """What the pipeline needs from an engine."""
+
+    name: ClassVar[str]
+    #: Tasks this engine can do; the pipeline refuses others with a clear error.
+    tasks: ClassVar[frozenset[Task]]
+    #: Crops per ``recognize`` call that keep the engine busy (pipeline batch size default).
+    preferred_batch: int
+
+    def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
+        """Read each BGR uint8 image; return one result per image, in order."""
+        ...
+
+    def close(self) -> None:
+        """Release processes, GPU memory, connections. Idempotent."""
+        ...
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Registry entry: where the class lives, which pip extra brings its packages, what it can do."""
+
+    target: str
+    extra: str | None
+    tasks: frozenset[Task]
+
+
+_VLM_TASKS = frozenset({Task.SUBTITLE, Task.TEXT, Task.TRANSLATE, Task.SPOTTING})
+
+ENGINES: dict[str, EngineSpec] = {
+    "rapidocr": EngineSpec("vidocr.engines.rapid:RapidOcrEngine", None, frozenset({Task.SUBTITLE, Task.TEXT})),
+    "hunyuan-vllm": EngineSpec("vidocr.engines.hunyuan_vllm:HunyuanVllmEngine", "vllm", _VLM_TASKS),
+    "hunyuan-transformers": EngineSpec("vidocr.engines.hunyuan_hf:HunyuanTransformersEngine", "hf", _VLM_TASKS),
+    "openai": EngineSpec("vidocr.engines.openai_client:OpenAIEngine", None, _VLM_TASKS),
+}
+
+
+def engine_names() -> list[str]:
+    return sorted(ENGINES)
+
+
+def engine_spec(name: str) -> EngineSpec:
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise ConfigError(f"unknown engine {name!r}; choose one of: {', '.join(engine_names())}") from None
+
+
+def load_engine_class(name: str) -> type[Any]:
+    spec = engine_spec(name)
+    extra = spec.extra
+    module_name, _, class_name = spec.target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        hint = f"pip install 'vidocr[{extra}]'" if extra else "pip install vidocr"
+        raise EngineUnavailable(f"engine {name!r} needs a package that is not installed ({exc.name}): {hint}") from exc
+    cls: type[Any] = getattr(module, class_name)
+    return cls
+
+
+def create_engine(name: str, options: EngineOptions | None = None) -> OcrEngine:
+    """Build an engine by registry name."""
+    cls = load_engine_class(name)
+    engine: OcrEngine = cls(options or EngineOptions())
+    return engine
+
+
+def engines_for_task(task: Task) -> list[str]:
+    """Names of the registered engines that can do ``task`` (from the registry; nothing is imported)."""
+    return [name for name in engine_names() if task in ENGINES[name].tasks]
