@@ -1,0 +1,228 @@
+"""Subtitle-band change detection: which frames to read, and where each subtitle starts and ends.
+
+Every decoded frame gives a text mask of the band (:mod:`vidocr.textmask`). A state machine
+compares each sampled frame's mask with the current segment's: a different mask that holds for
+``confirm`` samples opens a new segment, whose start is the first frame of the new state (refined to
+the exact frame from the masks of the frames between samples when sampling is sparser than the frame
+rate). Segments whose band holds no text-like lines are never read. A text segment is read once it
+is stable, then again every ``recheck_s`` seconds, after a scene cut and when its mask drifts: the
+merger compares those reads, so a subtitle change the masks missed is still caught (and split at the
+frame where the mask changed most), and OCR noise is voted away.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from scenedetect.common import FrameTimecode, Timecode
+from scenedetect.detectors import ContentDetector
+
+from vidocr.textmask import TextLine, overlap, similarity, text_lines
+from vidocr.types import Timestamp
+
+
+@dataclass(frozen=True)
+class DetectOptions:
+    """Change-detection settings.
+
+    sample_fps: frames per second whose masks drive decisions (None: every frame). Masks of the
+        frames in between are still kept, so boundaries stay frame-accurate.
+    confirm: consecutive samples a new band state must hold before it counts (debounce).
+    same_threshold: mask similarity (Dice) at or above which two samples show the same subtitle.
+    recheck_s: a stable subtitle is read again at most this often (voting + missed-change guard).
+    drift_threshold: similarity to the segment's reference below which an extra read is made.
+    scene_cuts: re-read the subtitle after a shot cut (PySceneDetect ContentDetector).
+    """
+
+    sample_fps: float | None = None
+    confirm: int = 2
+    same_threshold: float = 0.55
+    recheck_s: float = 2.0
+    drift_threshold: float = 0.8
+    min_read_gap_s: float = 0.4
+    scene_cuts: bool = True
+
+
+@dataclass
+class Segment:
+    """A stretch of frames with one band state. ``end`` is the first frame after it."""
+
+    index: int
+    start: Timestamp
+    has_text: bool
+    mask: np.ndarray
+    lines: list[TextLine]
+    prev_similarity: float
+    end: Timestamp | None = None
+    reads: int = 0
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """OCR the current frame for ``segment``. If this read disagrees with the segment's previous
+    one, the subtitle changed unseen: ``split_at`` is where the masks changed most since that read."""
+
+    segment: Segment
+    ts: Timestamp
+    split_at: Timestamp
+    reason: str
+
+
+@dataclass
+class _Pending:
+    first: Timestamp
+    mask: np.ndarray
+    lines: list[TextLine]
+    count: int = 1
+
+
+@dataclass
+class _Sample:
+    ts: Timestamp
+    edges: np.ndarray
+
+
+@dataclass
+class _ReadTrack:
+    last_read_s: float = -1e9
+    worst_sim: float = 1.0
+    worst_ts: Timestamp | None = None
+    cut_ts: Timestamp | None = None
+
+
+class BandChangeDetector:
+    """Feed every frame's edge mask in order with :meth:`push`; it yields segments and read requests.
+
+    Events are ``("start", Segment)``, ``("end", Segment)`` and ``("read", ReadRequest)``; a read
+    always refers to the frame just pushed.
+    """
+
+    def __init__(self, options: DetectOptions | None = None, fps_hint: float | None = None) -> None:
+        self.options = options or DetectOptions()
+        self._segment: Segment | None = None
+        self._pending: _Pending | None = None
+        self._track = _ReadTrack()
+        self._between: deque[_Sample] = deque(maxlen=512)
+        self._last_sample: _Sample | None = None
+        self._next_sample_s = 0.0
+        self._count = 0
+        self._cuts = _SceneCuts(fps_hint) if self.options.scene_cuts else None
+        self.samples = 0
+
+    # -- public -------------------------------------------------------------------------------
+    def push(self, ts: Timestamp, edges: np.ndarray, small_bgr: np.ndarray | None = None) -> Iterator[tuple]:
+        opts = self.options
+        if self._cuts is not None and small_bgr is not None and self._cuts.is_cut(ts, small_bgr):
+            self._track.cut_ts = ts
+        sampled = opts.sample_fps is None or ts.seconds + 1e-9 >= self._next_sample_s
+        if not sampled:
+            self._between.append(_Sample(ts, edges))
+            return
+        if opts.sample_fps:
+            self._next_sample_s = ts.seconds + 1.0 / opts.sample_fps
+        self.samples += 1
+        mask, lines = text_lines(edges)
+        if self._segment is None:
+            self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
+            self._count = 1
+            yield ("start", self._segment)
+            if lines:
+                # Text on the very first frame: read it now, it may be gone before it can be confirmed.
+                yield from self._read(ts, ts, "first")
+        else:
+            yield from self._step(ts, edges, mask, lines)
+        self._between.clear()
+        self._last_sample = _Sample(ts, edges)
+
+    def finish(self, end: Timestamp) -> Iterator[tuple]:
+        """Close the last segment at ``end`` (the time just after the last frame)."""
+        if self._segment is not None and self._segment.end is None:
+            self._segment.end = end
+            yield ("end", self._segment)
+
+    # -- state machine ------------------------------------------------------------------------
+    def _step(self, ts: Timestamp, edges: np.ndarray, mask: np.ndarray, lines: list[TextLine]) -> Iterator[tuple]:
+        opts = self.options
+        seg = self._segment
+        assert seg is not None
+        sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
+        if sim >= opts.same_threshold:
+            self._pending = None
+            if seg.has_text:
+                yield from self._maybe_recheck(ts, sim)
+            return
+        pend = self._pending
+        if pend is not None and (similarity(pend.mask, mask) >= opts.same_threshold or not (lines or pend.lines)):
+            pend.count += 1
+            pend.mask, pend.lines = mask, lines
+        else:
+            pend = self._pending = _Pending(self._refine_start(ts, seg.mask, mask), mask, lines)
+        if pend.count < opts.confirm:
+            return
+        # A new band state has held long enough: close the segment at its first frame.
+        self._pending = None
+        seg.end = pend.first
+        yield ("end", seg)
+        new = Segment(seg.index + 1, pend.first, bool(pend.lines), pend.mask, pend.lines, sim)
+        self._segment = new
+        self._track = _ReadTrack()
+        yield ("start", new)
+        if new.has_text:
+            yield from self._read(ts, pend.first, "new")
+
+    def _maybe_recheck(self, ts: Timestamp, sim: float) -> Iterator[tuple]:
+        opts = self.options
+        track = self._track
+        if sim < track.worst_sim:
+            track.worst_sim, track.worst_ts = sim, ts
+        since = ts.seconds - track.last_read_s
+        if since < opts.min_read_gap_s:
+            return
+        if track.cut_ts is not None:
+            yield from self._read(ts, track.cut_ts, "cut")
+        elif track.worst_sim < opts.drift_threshold and track.worst_ts is not None:
+            yield from self._read(ts, track.worst_ts, "drift")
+        elif since >= opts.recheck_s:
+            yield from self._read(ts, track.worst_ts or ts, "recheck")
+
+    def _read(self, ts: Timestamp, split_at: Timestamp, reason: str) -> Iterator[tuple]:
+        seg = self._segment
+        assert seg is not None
+        seg.reads += 1
+        self._track = _ReadTrack(last_read_s=ts.seconds)
+        yield ("read", ReadRequest(seg, ts, split_at, reason))
+
+    def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
+        """First frame since the last sample that looks more like the new state than the old one."""
+        for sample in self._between:
+            if overlap(new, sample.edges) > overlap(old, sample.edges):
+                return sample.ts
+        return ts
+
+
+class _SceneCuts:
+    """PySceneDetect's ContentDetector fed with small frames and exact timestamps."""
+
+    def __init__(self, fps_hint: float | None) -> None:
+        self._fps = fps_hint or 25.0
+        self._detector = ContentDetector(min_scene_len=max(2, round(self._fps * 0.25)), luma_only=True)
+        self.cuts: list[Timestamp] = []
+        self._seen: dict[int, Timestamp] = {}
+
+    def is_cut(self, ts: Timestamp, small_bgr: np.ndarray) -> bool:
+        tc = FrameTimecode(Timecode(ts.pts, ts.time_base), fps=self._fps)
+        found = self._detector.process_frame(tc, small_bgr)
+        if found:
+            self.cuts.append(ts)
+        return bool(found)
+
+
+@dataclass
+class DetectStats:
+    segments: int = 0
+    text_segments: int = 0
+    reads: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)

@@ -1,0 +1,86 @@
+"""Subtitle writers behind a small registry, and the function that writes a video's outputs.
+
+Each writer renders cues to a string; :func:`write_outputs` writes every requested format
+atomically as ``<output-dir>/<stem>.<ext>`` (translations as ``<stem>.<lang>.<ext>``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from vidocr.atomic import write_text_atomic
+from vidocr.errors import ConfigError
+from vidocr.types import Cue, VideoInfo
+
+
+class SubtitleWriter(Protocol):
+    extension: str
+
+    def render(self, cues: Sequence[Cue], info: VideoInfo) -> str: ...
+
+
+WRITERS: dict[str, str] = {
+    "srt": "vidocr.formats.srt:SrtWriter",
+    "vtt": "vidocr.formats.vtt:VttWriter",
+    "json": "vidocr.formats.jsonfmt:JsonWriter",
+}
+
+
+def get_writer(name: str) -> SubtitleWriter:
+    try:
+        target = WRITERS[name]
+    except KeyError:
+        raise ConfigError(f"unknown output format {name!r}; choose from: {', '.join(sorted(WRITERS))}") from None
+    module, _, cls = target.partition(":")
+    writer: SubtitleWriter = getattr(importlib.import_module(module), cls)()
+    return writer
+
+
+def parse_formats(spec: str | Sequence[str]) -> list[str]:
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    out = []
+    for name in (n.strip().lower() for n in names):
+        if name and name not in out:
+            get_writer(name)
+            out.append(name)
+    if not out:
+        raise ConfigError("no output format given")
+    return out
+
+
+def bilingual(cues: Sequence[Cue]) -> list[Cue]:
+    """Original text with its translation below it, in one cue."""
+    return [replace(c, text=f"{c.text}\n{c.translation}" if c.translation else c.text) for c in cues]
+
+
+def translated(cues: Sequence[Cue]) -> list[Cue]:
+    """Cues whose text is the translation (cues without one are dropped)."""
+    return [replace(c, text=c.translation, translation=None) for c in cues if c.translation]
+
+
+def write_outputs(
+    cues: Sequence[Cue],
+    info: VideoInfo,
+    output_dir: str | Path,
+    stem: str,
+    formats: Sequence[str],
+    *,
+    translate_to: str | None = None,
+    bilingual_cues: bool = False,
+) -> list[Path]:
+    """Render and atomically write every format; returns the paths written."""
+    out_dir = Path(output_dir)
+    tracks: list[tuple[str, Sequence[Cue]]] = [("", bilingual(cues) if bilingual_cues else cues)]
+    if translate_to and not bilingual_cues:
+        tracks.append((f".{translate_to}", translated(cues)))
+    rendered = []
+    for suffix, track in tracks:
+        for name in formats:
+            writer = get_writer(name)
+            rendered.append((out_dir / f"{stem}{suffix}.{writer.extension}", writer.render(track, info)))
+    # Render everything first so a writer failure leaves no partial set of files.
+    return [write_text_atomic(path, text) for path, text in rendered]

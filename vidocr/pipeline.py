@@ -1,0 +1,346 @@
+"""The one library call: ``extract(path, options) -> (iterator of cues, video info)``.
+
+Stages, streaming and bounded: PyAV decodes every frame (FFmpeg threads) -> the band's text mask
+and a scene-cut check per frame -> the change detector decides which frames to read -> band crops
+are batched to the OCR engine on a background thread through a small queue, so decoding and OCR
+overlap -> the merger turns finished segments into cues, yielded as soon as they are final.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vidocr.detect import BandChangeDetector, DetectOptions, ReadRequest, Segment
+from vidocr.engines import EngineOptions, OcrEngine, create_engine, engine_spec, engines_for_task
+from vidocr.errors import ConfigError, EngineError, VidocrError
+from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
+from vidocr.region import Region, find_band, parse_roi
+from vidocr.textmask import analysis_scale, edge_mask
+from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
+from vidocr.video import VideoSource
+
+log = logging.getLogger("vidocr")
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """Everything that shapes one extraction.
+
+    engine: registry name of the OCR engine (``vidocr.engines.ENGINES``).
+    task: what to ask the engine for; ``Task.TRANSLATE`` needs ``translate_to``.
+    roi: subtitle band as ``"x,y,w,h"`` (pixels, or fractions <= 1.0) or a :class:`Box`; None = automatic.
+    start, end: seconds on the video's own clock (0 = first frame); cue times stay on that clock.
+    queue_size: band crops that may wait for OCR before decoding pauses (bounds memory).
+    """
+
+    engine: str = "rapidocr"
+    engine_options: EngineOptions = field(default_factory=EngineOptions)
+    task: Task = Task.SUBTITLE
+    translate_to: str | None = None
+    roi: str | Box | None = None
+    start: float | None = None
+    end: float | None = None
+    detect: DetectOptions = field(default_factory=DetectOptions)
+    merge: MergeOptions = field(default_factory=MergeOptions)
+    queue_size: int = 64
+
+
+@dataclass(frozen=True)
+class Progress:
+    path: str
+    seconds_done: float
+    seconds_total: float | None
+    frames: int
+    reads: int
+    cues: int
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def check_task(engine_name: str, task: Task, translate_to: str | None) -> None:
+    """Refuse, before any work, a task the engine cannot do."""
+    spec = engine_spec(engine_name)
+    if task not in spec.tasks:
+        able = ", ".join(engines_for_task(task)) or "none installed"
+        raise ConfigError(f"engine {engine_name!r} cannot do task {task.value!r}; engines that can: {able}")
+    if task is Task.TRANSLATE and not translate_to:
+        raise ConfigError("translation needs a target language (--translate LANG)")
+
+
+def extract(
+    path: str | Path,
+    options: ExtractOptions | None = None,
+    *,
+    engine: OcrEngine | None = None,
+    progress: ProgressFn | None = None,
+) -> tuple[Iterator[Cue], VideoInfo]:
+    """Open ``path``, locate the subtitle band and return a lazy iterator of cues plus video info.
+
+    Bad input raises :class:`~vidocr.errors.InputError` here, before anything is returned.
+    ``engine`` reuses an engine across files (the caller closes it); otherwise one is created
+    for this call and closed when the iterator ends. ``info.stats`` is complete once the
+    iterator is exhausted.
+    """
+    options = options or ExtractOptions()
+    check_task(options.engine if engine is None else engine.name, options.task, options.translate_to)
+    source = VideoSource(path)
+    try:
+        info = source.info
+        if options.roi is None:
+            region = find_band(source, options.start, options.end)
+        else:
+            box = options.roi if isinstance(options.roi, Box) else parse_roi(options.roi, info.width, info.height)
+            region = Region(box, "user")
+    except BaseException:
+        source.close()
+        raise
+    info.stats.update({"band": region.box.as_list(), "band_source": region.source})
+    return _run(source, region, options, engine, progress), info
+
+
+@dataclass
+class _PendingSegment:
+    segment: Segment
+    reads: list[tuple[int, ReadRequest]] = field(default_factory=list)
+
+
+class _OcrWorker:
+    """Runs engine.recognize on batches in a background thread; results come back by read id."""
+
+    def __init__(self, engine: OcrEngine, task: Task, batch: int, queue_size: int) -> None:
+        self.engine, self.task, self.batch_size = engine, task, max(1, batch)
+        self._todo: queue.Queue[list[tuple[int, np.ndarray]] | None] = queue.Queue(
+            maxsize=max(1, queue_size // self.batch_size)
+        )
+        self.results: dict[int, OcrResult] = {}
+        self._lock = threading.Lock()
+        self._error: BaseException | None = None
+        self._batch: list[tuple[int, np.ndarray]] = []
+        self.calls = 0
+        self.batches: list[int] = []
+        self._thread = threading.Thread(target=self._loop, name="vidocr-ocr", daemon=True)
+        self._thread.start()
+
+    def submit(self, read_id: int, crop: np.ndarray) -> None:
+        self._batch.append((read_id, crop))
+        if len(self._batch) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._batch:
+            batch, self._batch = self._batch, []
+            while True:
+                self.raise_error()
+                try:
+                    self._todo.put(batch, timeout=0.5)
+                    break
+                except queue.Full:
+                    continue
+
+    def take(self) -> dict[int, OcrResult]:
+        self.raise_error()
+        with self._lock:
+            out, self.results = self.results, {}
+        return out
+
+    def raise_error(self) -> None:
+        if self._error is not None:
+            err = self._error
+            if isinstance(err, VidocrError):
+                raise err
+            raise EngineError(f"{self.engine.name} failed: {err}") from err
+
+    def close(self) -> None:
+        self.flush()
+        self._todo.put(None)
+        self._thread.join()
+        self.raise_error()
+
+    def abort(self) -> None:
+        self._batch = []
+        try:
+            while True:
+                self._todo.get_nowait()
+        except queue.Empty:
+            pass
+        self._todo.put(None)
+        self._thread.join(timeout=30)
+
+    def _loop(self) -> None:
+        while True:
+            batch = self._todo.get()
+            if batch is None:
+                return
+            if self._error is not None:
+                continue
+            try:
+                results = self.engine.recognize([crop for _, crop in batch], self.task)
+                if len(results) != len(batch):
+                    raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(batch)} images")
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer thread
+                self._error = exc
+                continue
+            self.calls += len(batch)
+            self.batches.append(len(batch))
+            with self._lock:
+                for (read_id, _), result in zip(batch, results, strict=True):
+                    self.results[read_id] = result
+
+
+def _run(
+    source: VideoSource,
+    region: Region,
+    options: ExtractOptions,
+    engine: OcrEngine | None,
+    progress: ProgressFn | None,
+) -> Iterator[Cue]:
+    info = source.info
+    own_engine = engine is None
+    worker: _OcrWorker | None = None
+    started = time.monotonic()
+    try:
+        if engine is None:
+            engine_opts = options.engine_options
+            if options.translate_to and not engine_opts.translate_to:
+                engine_opts = EngineOptions(
+                    engine_opts.workers, engine_opts.batch_size, options.translate_to, engine_opts.extra
+                )
+            engine = create_engine(options.engine, engine_opts)
+        batch = options.engine_options.batch_size or engine.preferred_batch
+        worker = _OcrWorker(engine, options.task, batch, options.queue_size)
+        yield from _stream(source, region, options, worker, progress)
+        info.stats["ocr_batches"] = len(worker.batches)
+        info.stats["max_batch"] = max(worker.batches, default=0)
+    except BaseException:
+        if worker is not None:
+            worker.abort()
+            worker = None
+        raise
+    finally:
+        if worker is not None:
+            worker.close()
+        if own_engine and engine is not None:
+            engine.close()
+        source.close()
+        info.stats["seconds"] = round(time.monotonic() - started, 3)
+
+
+def _stream(
+    source: VideoSource,
+    region: Region,
+    options: ExtractOptions,
+    worker: _OcrWorker,
+    progress: ProgressFn | None,
+) -> Iterator[Cue]:
+    info = source.info
+    box = region.box
+    scale = analysis_scale(box.w)
+    detector = BandChangeDetector(options.detect, info.fps)
+    merger = CueMerger(options.merge)
+    pending: deque[_PendingSegment] = deque()
+    results: dict[int, OcrResult] = {}
+    read_id = 0
+    frames = 0
+    cues_out = 0
+    last_ts: Timestamp | None = None
+    step = source.frame_step()
+    last_report = 0.0
+    total = (options.end or info.duration_s or 0) - (options.start or 0) or None
+
+    def ready() -> Iterator[Cue]:
+        nonlocal cues_out
+        results.update(worker.take())
+        while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
+            done = pending.popleft()
+            for cue in merger.push(_record(done, results, box, scale)):
+                cues_out += 1
+                yield cue
+
+    def handle(events: Iterator[tuple], frame_crop: Callable[[], np.ndarray]) -> None:
+        nonlocal read_id
+        for kind, payload in events:
+            if kind == "start":
+                pending.append(_PendingSegment(payload))
+            elif kind == "read":
+                read_id += 1
+                pending[-1].reads.append((read_id, payload))
+                worker.submit(read_id, frame_crop())
+
+    for frame in source.frames(options.start, options.end):
+        frames += 1
+        luma = frame.luma()
+        band = luma[box.y : box.y + box.h, box.x : box.x + box.w]
+        if not band.flags.c_contiguous and frame.rotation:
+            band = np.ascontiguousarray(band)
+        edges = edge_mask(band, scale)
+        small = None
+        if options.detect.scene_cuts:
+            # A strided view is enough for shot cuts and costs nothing (a full-frame area resize: ~4 ms).
+            stride = max(1, luma.shape[1] // 128)
+            small = cv2.cvtColor(np.ascontiguousarray(luma[::stride, ::stride]), cv2.COLOR_GRAY2BGR)
+        handle(detector.push(frame.ts, edges, small), functools.partial(frame.bgr, box))
+        last_ts = frame.ts
+        yield from ready()
+        if progress is not None:
+            now = time.monotonic()
+            if now - last_report >= 0.25:
+                last_report = now
+                _report(progress, Progress(str(source.path), frame.ts.seconds, total, frames, read_id, cues_out))
+    if last_ts is None:
+        raise VidocrError("no video frames in the requested range", str(source.path))
+    end = Timestamp(last_ts.pts + step.pts, last_ts.time_base)
+    handle(detector.finish(end), lambda: np.zeros((1, 1, 3), np.uint8))
+    worker.flush()
+    while pending:
+        yield from ready()
+        if pending:
+            time.sleep(0.005)
+    for cue in merger.flush():
+        cues_out += 1
+        yield cue
+    if progress is not None:
+        _report(progress, Progress(str(source.path), end.seconds, total, frames, read_id, cues_out))
+    info.stats.update(
+        {
+            "frames": frames,
+            "corrupt_frames": source.corrupt_frames,
+            "samples": detector.samples,
+            "ocr_calls": read_id,
+            "cues": cues_out,
+            "scene_cuts": len(detector._cuts.cuts) if detector._cuts else 0,
+            "duration_decoded_s": round(end.seconds, 3),
+        }
+    )
+
+
+def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scale: float) -> SegmentRecord:
+    seg = done.segment
+    assert seg.end is not None
+    reads = [Read(req.ts.ms, req.split_at.ms, results.pop(rid)) for rid, req in done.reads]
+    text_box = None
+    if seg.lines:
+        x0 = min(ln.x0 for ln in seg.lines)
+        y0 = min(ln.y0 for ln in seg.lines)
+        x1 = max(ln.x1 for ln in seg.lines)
+        y1 = max(ln.y1 for ln in seg.lines)
+        text_box = Box(box.x + int(x0 / scale), box.y + int(y0 / scale), int((x1 - x0) / scale), int((y1 - y0) / scale))
+    return SegmentRecord(seg.start.ms, seg.end.ms, reads, seg.prev_similarity, text_box)
+
+
+def _report(progress: ProgressFn, value: Progress) -> None:
+    try:
+        progress(value)
+    except Exception:  # noqa: BLE001 - a progress callback must never break a run
+        log.debug("progress callback failed", exc_info=True)

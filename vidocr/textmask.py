@@ -1,0 +1,150 @@
+"""Cheap per-frame text evidence from the luma plane.
+
+Burned-in subtitles are strokes with a strong contrast step to their outline, shadow or box, held
+still for a while. We keep pixels next to a steep luminance step (morphological gradient), then
+keep only connected components shaped and aligned like a line of glyphs. The result is a binary
+"text mask" at a fixed analysis resolution; comparing masks of consecutive frames tells when the
+subtitle changed, to the frame, for ~0.3 ms a frame. It is a gate and a change signal, not a
+recogniser: OCR confirms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+#: Analysis width in pixels: the band is scaled to this width (never up) before masking.
+ANALYSIS_WIDTH = 640
+#: Minimum luminance step (0-255) across 3x3 pixels that counts as a glyph edge. Outlined or shadowed
+#: subtitles give 150-220; anti-aliasing and downscaling keep them above ~100.
+EDGE_STEP = 80
+
+_KERNEL3 = np.ones((3, 3), np.uint8)
+
+
+def analysis_scale(width: int) -> float:
+    """1/k for the smallest integer k that brings ``width`` to at most ANALYSIS_WIDTH
+    (integer factors take OpenCV's fast area-averaging path)."""
+    return 1.0 / max(1, -(-width // ANALYSIS_WIDTH))
+
+
+def edge_mask(y: np.ndarray, scale: float) -> np.ndarray:
+    """Pixels next to a steep luminance step, at analysis resolution (uint8 0/1)."""
+    if scale < 1.0 and min(y.shape) * scale >= 1:
+        y = cv2.resize(y, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    grad = cv2.morphologyEx(y, cv2.MORPH_GRADIENT, _KERNEL3)
+    return (grad >= EDGE_STEP).astype(np.uint8)
+
+
+@dataclass(frozen=True)
+class TextLine:
+    """A horizontal run of glyph-like components, in analysis pixels."""
+
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    glyphs: int
+
+    @property
+    def height(self) -> int:
+        return self.y1 - self.y0
+
+    @property
+    def width(self) -> int:
+        return self.x1 - self.x0
+
+
+def text_lines(edges: np.ndarray, min_height: int = 6) -> tuple[np.ndarray, list[TextLine]]:
+    """Keep the components of ``edges`` that form lines of text.
+
+    Returns the mask of the kept pixels (uint8 0/1) and the lines found. A line is two or more
+    glyph-sized components of similar height whose vertical centres agree and whose gaps are at
+    most about two glyph heights, or a single wide component (a word whose letters touch through
+    their outline). Texture gives components too, but rarely this regular; OCR has the last word.
+    """
+    height = edges.shape[0]
+    max_height = max(min_height + 1, int(height * 0.9))
+    # Close small gaps so a glyph's outline forms one component; vertical closing stays small
+    # so that two subtitle lines are not glued together.
+    closed = cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8)
+    cands = []
+    for i in range(1, count):
+        x, y, w, h, area = (int(v) for v in stats[i])
+        if h < min_height or h > max_height:
+            continue
+        fill = area / float(w * h)
+        if fill < 0.12 or fill > 0.95:
+            continue
+        if w > 40 * h:  # long straight edges (horizon, frame borders)
+            continue
+        cands.append((x, y, w, h, i))
+    if not cands:
+        return np.zeros_like(edges), []
+    cands.sort(key=lambda c: c[0])
+    used = [False] * len(cands)
+    lines: list[TextLine] = []
+    keep_ids: list[int] = []
+    for a in range(len(cands)):
+        if used[a]:
+            continue
+        group = [a]
+        used[a] = True
+        x0, y0, w0, h0, _ = cands[a]
+        gx1, gy0, gy1 = x0 + w0, y0, y0 + h0
+        for b in range(a + 1, len(cands)):
+            if used[b]:
+                continue
+            x, y, w, h, _ = cands[b]
+            line_h = gy1 - gy0
+            gap = x - gx1
+            if gap > 6 * max(line_h, h):
+                break  # candidates are sorted by x: every later one is further away
+            if gap > 2.5 * max(line_h, h):
+                continue
+            cy, gcy = y + h / 2, (gy0 + gy1) / 2
+            if abs(cy - gcy) > 0.5 * max(line_h, h) or not (0.33 <= h / max(line_h, 1) <= 3.0):
+                continue
+            group.append(b)
+            used[b] = True
+            gx1 = max(gx1, x + w)
+            gy0, gy1 = min(gy0, y), max(gy1, y + h)
+        gx0 = cands[group[0]][0]
+        line_h = gy1 - gy0
+        width = gx1 - gx0
+        single = len(group) == 1 and (width >= 2.0 * line_h or _glyph_like(stats[cands[a][4]], min_height))
+        if (len(group) >= 2 and width >= 1.2 * line_h) or single:
+            lines.append(TextLine(gx0, gy0, gx1, gy1, len(group)))
+            keep_ids.extend(cands[g][4] for g in group)
+    if not keep_ids:
+        return np.zeros_like(edges), []
+    lut = np.zeros(count, np.uint8)
+    lut[keep_ids] = 1
+    mask = lut[labels] & edges
+    lines.sort(key=lambda ln: ln.y0)
+    return mask, lines
+
+
+def _glyph_like(stat: np.ndarray, min_height: int) -> bool:
+    """A lone component shaped like one CJK character (a one-character subtitle: "嗯", "好")."""
+    _, _, w, h, area = (int(v) for v in stat)
+    return h >= 2 * min_height and 0.6 <= w / h <= 1.6 and 0.25 <= area / float(w * h) <= 0.95
+
+
+def overlap(a: np.ndarray, b: np.ndarray) -> float:
+    """Fraction of ``a``'s pixels also set in ``b`` (1.0 when ``a`` is empty)."""
+    na = int(np.count_nonzero(a))
+    if na == 0:
+        return 1.0
+    return int(np.count_nonzero(a & b)) / na
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Dice similarity of two masks, 1.0 when both are empty."""
+    na, nb = int(np.count_nonzero(a)), int(np.count_nonzero(b))
+    if na + nb == 0:
+        return 1.0
+    return 2.0 * int(np.count_nonzero(a & b)) / (na + nb)
