@@ -39,7 +39,7 @@ class DetectOptions:
 
     sample_fps: float | None = None
     confirm: int = 2
-    same_threshold: float = 0.55
+    same_threshold: float = 0.65
     recheck_s: float = 2.0
     drift_threshold: float = 0.8
     min_read_gap_s: float = 0.4

@@ -30,7 +30,7 @@ class MergeOptions:
     same_read: float = 0.75
     join_similarity: float = 0.75
     join_mask: float = 0.35
-    min_confidence: float = 0.5
+    min_confidence: float = 0.7
     min_duration_ms: int = 40
 
 

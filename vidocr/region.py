@@ -1,7 +1,8 @@
 """Where the subtitles are: an automatic band finder and the ``--roi`` parser.
 
 The finder samples frames spread over the video, finds lines of glyph-like components in each
-(:func:`vidocr.textmask.text_lines`), and votes for the rows they occupy. Lines near the horizontal
+(:func:`vidocr.textmask.text_lines`), and votes for the rows they occupy. Text that is new since the
+previous sample votes most (subtitles change; logos and picture detail stay). Lines near the horizontal
 centre count more (subtitles are centred; logos and watermarks sit in corners), and so do lines in
 the lower half (where dialogue subtitles are placed by convention, including the black bar of a
 letterboxed film and the mid-low captions of vertical videos). The band is the strongest run of
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
@@ -23,6 +25,7 @@ from vidocr.types import Box
 from vidocr.video import VideoSource
 
 log = logging.getLogger("vidocr")
+_KERNEL = np.ones((3, 3), np.uint8)
 
 
 @dataclass(frozen=True)
@@ -67,19 +70,31 @@ def find_band(source: VideoSource, start: float | None, end: float | None, sampl
     votes = np.zeros(max(1, round(height * scale)) + 1, np.float64)
     heights: list[int] = []
     seen = 0
+    previous: np.ndarray | None = None
     for luma in _sample_lumas(source, start, end, samples):
         seen += 1
         edges = edge_mask(luma, scale)
-        _, lines = text_lines(edges, min_height=max(5, round(edges.shape[0] * 0.012)))
+        # Subtitle lines are 2-15% of the picture height; taller components are picture content.
+        mask, lines = text_lines(edges, min_height=max(5, round(edges.shape[0] * 0.012)),
+                                 max_height=round(edges.shape[0] * 0.15))
+        before = cv2.dilate(previous, _KERNEL) if previous is not None else None
+        previous = mask
         mid = edges.shape[1] / 2
         for line in lines:
-            if line.height > edges.shape[0] * 0.2:
-                continue
             centre = (line.x0 + line.x1) / 2
             centred = max(0.15, 1.0 - abs(centre - mid) / mid)
             lower = 1.0 if (line.y0 + line.y1) / 2 >= edges.shape[0] * 0.5 else 0.6
-            votes[line.y0 : line.y1] += centred * lower * min(1.0, line.width / (4.0 * line.height))
-            heights.append(line.height)
+            # Subtitles come and go; text that is still there from the last sample (logos, signs,
+            # static picture detail) earns little. The first sample counts as half new.
+            part = mask[line.y0 : line.y1, line.x0 : line.x1]
+            if before is None:
+                novelty = 0.5
+            else:
+                kept = np.count_nonzero(part & before[line.y0 : line.y1, line.x0 : line.x1])
+                novelty = 1.0 - kept / max(1, np.count_nonzero(part))
+            weight = centred * lower * min(1.0, line.width / (4.0 * line.height)) * (0.1 + novelty)
+            votes[line.y0 : line.y1] += weight
+            heights.extend([line.height] * max(1, round(4 * novelty)))
     if not heights or votes.max() <= 0:
         return Region(default_band(width, height), "default", None, seen)
     line_h = int(np.median(heights))

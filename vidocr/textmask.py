@@ -1,8 +1,10 @@
 """Cheap per-frame text evidence from the luma plane.
 
-Burned-in subtitles are strokes with a strong contrast step to their outline, shadow or box, held
-still for a while. We keep pixels next to a steep luminance step (morphological gradient), then
-keep only connected components shaped and aligned like a line of glyphs. The result is a binary
+Burned-in subtitles are light strokes (white, yellow, pastel) with a dark outline, shadow or box,
+held still for a while. We keep bright pixels that have a much darker pixel within two pixels
+(glyph interiors next to their outline), which drops most picture detail: dark line art, texture
+and shading rarely pair a bright core with a dark rim. Then we keep only connected components shaped
+and aligned like a line of glyphs. The result is a binary
 "text mask" at a fixed analysis resolution; comparing masks of consecutive frames tells when the
 subtitle changed, to the frame, for ~0.3 ms a frame. It is a gate and a change signal, not a
 recogniser: OCR confirms.
@@ -16,12 +18,14 @@ import cv2
 import numpy as np
 
 #: Analysis width in pixels: the band is scaled to this width (never up) before masking.
-ANALYSIS_WIDTH = 640
-#: Minimum luminance step (0-255) across 3x3 pixels that counts as a glyph edge. Outlined or shadowed
-#: subtitles give 150-220; anti-aliasing and downscaling keep them above ~100.
-EDGE_STEP = 80
+ANALYSIS_WIDTH = 960
+#: A glyph pixel is at least this bright (0-255 luma)...
+BRIGHT_MIN = 140
+#: ...and at least this much brighter than the darkest pixel within two pixels (its outline/shadow).
+#: Outlined or shadowed subtitles give 150-220; anti-aliasing and downscaling keep them above ~80.
+RIM_STEP = 60
 
-_KERNEL3 = np.ones((3, 3), np.uint8)
+_KERNEL5 = np.ones((5, 5), np.uint8)
 
 
 def analysis_scale(width: int) -> float:
@@ -31,11 +35,11 @@ def analysis_scale(width: int) -> float:
 
 
 def edge_mask(y: np.ndarray, scale: float) -> np.ndarray:
-    """Pixels next to a steep luminance step, at analysis resolution (uint8 0/1)."""
+    """Bright pixels with a dark rim, at analysis resolution (uint8 0/1)."""
     if scale < 1.0 and min(y.shape) * scale >= 1:
         y = cv2.resize(y, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    grad = cv2.morphologyEx(y, cv2.MORPH_GRADIENT, _KERNEL3)
-    return (grad >= EDGE_STEP).astype(np.uint8)
+    rim = cv2.erode(y, _KERNEL5)
+    return ((y >= BRIGHT_MIN) & (cv2.subtract(y, rim) >= RIM_STEP)).view(np.uint8)
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,9 @@ class TextLine:
         return self.x1 - self.x0
 
 
-def text_lines(edges: np.ndarray, min_height: int = 6) -> tuple[np.ndarray, list[TextLine]]:
+def text_lines(
+    edges: np.ndarray, min_height: int = 6, max_height: int | None = None
+) -> tuple[np.ndarray, list[TextLine]]:
     """Keep the components of ``edges`` that form lines of text.
 
     Returns the mask of the kept pixels (uint8 0/1) and the lines found. A line is two or more
@@ -66,7 +72,7 @@ def text_lines(edges: np.ndarray, min_height: int = 6) -> tuple[np.ndarray, list
     their outline). Texture gives components too, but rarely this regular; OCR has the last word.
     """
     height = edges.shape[0]
-    max_height = max(min_height + 1, int(height * 0.9))
+    max_height = max(min_height + 1, int(max_height or height * 0.9))
     # Close small gaps so a glyph's outline forms one component; vertical closing stays small
     # so that two subtitle lines are not glued together.
     closed = cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
@@ -77,7 +83,9 @@ def text_lines(edges: np.ndarray, min_height: int = 6) -> tuple[np.ndarray, list
         if h < min_height or h > max_height:
             continue
         fill = area / float(w * h)
-        if fill < 0.12 or fill > 0.95:
+        # Hollow shapes (edges of a flat object) and thin vertical strokes (poles, legs, frame
+        # edges) are not glyphs; dense blobs are: glyphs merge into one at low resolution.
+        if fill < 0.12 or w < 0.2 * h:
             continue
         if w > 40 * h:  # long straight edges (horizon, frame borders)
             continue
@@ -142,9 +150,21 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
     return int(np.count_nonzero(a & b)) / na
 
 
+_KERNEL3 = np.ones((3, 3), np.uint8)
+
+
 def similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """Dice similarity of two masks, 1.0 when both are empty."""
+    """1 minus the larger of the parts of ``a`` missing from ``b`` and of ``b`` missing from ``a``.
+
+    One-pixel shifts are tolerated (compression noise, sub-pixel jitter). Taking the larger side
+    keeps the measure sensitive when static picture detail shares the band: a subtitle appearing
+    next to it is "half of the new mask is new", where Dice would still call the masks alike.
+    """
     na, nb = int(np.count_nonzero(a)), int(np.count_nonzero(b))
-    if na + nb == 0:
+    if na == 0 and nb == 0:
         return 1.0
-    return 2.0 * int(np.count_nonzero(a & b)) / (na + nb)
+    if na == 0 or nb == 0:
+        return 0.0
+    lost = na - int(np.count_nonzero(a & cv2.dilate(b, _KERNEL3)))
+    gained = nb - int(np.count_nonzero(b & cv2.dilate(a, _KERNEL3)))
+    return 1.0 - max(lost / na, gained / nb)

@@ -44,9 +44,9 @@ class DecodedFrame:
         if frame.format.name in _Y8_FORMATS:
             plane = frame.planes[0]
             buf = np.frombuffer(memoryview(plane), np.uint8).reshape(plane.height, plane.line_size)
-            y = buf[:, : plane.width]
+            y: np.ndarray = buf[:, : plane.width]
         else:
-            y = frame.to_ndarray(format="gray")
+            y = np.asarray(frame.to_ndarray(format="gray"), dtype=np.uint8)
         return _rotate(y, self.rotation)
 
     def bgr(self, box: Box | None = None) -> np.ndarray:
