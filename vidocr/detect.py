@@ -16,12 +16,15 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 from scenedetect.common import FrameTimecode, Timecode
 from scenedetect.detectors import ContentDetector
 
 from vidocr.textmask import TextLine, overlap, similarity, text_lines
 from vidocr.types import Timestamp
+
+_KERNEL3 = np.ones((3, 3), np.uint8)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ class BandChangeDetector:
         self.options = options or DetectOptions()
         self._segment: Segment | None = None
         self._pending: _Pending | None = None
+        self._left_at: Timestamp | None = None
         self._track = _ReadTrack()
         self._between: deque[_Sample] = deque(maxlen=512)
         self._last_sample: _Sample | None = None
@@ -151,27 +155,33 @@ class BandChangeDetector:
         sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
         if sim >= opts.same_threshold:
             self._pending = None
+            self._left_at = None
             if seg.has_text:
                 yield from self._maybe_recheck(ts, sim)
             return
+        if self._left_at is None:
+            # The first frame that no longer shows this segment's state: where it ends, whatever
+            # flickers in between (picture detail coming and going) before a new state holds.
+            self._left_at = self._refine_start(ts, seg.mask, mask)
         pend = self._pending
         if pend is not None and (similarity(pend.mask, mask) >= opts.same_threshold or not (lines or pend.lines)):
             pend.count += 1
             pend.mask, pend.lines = mask, lines
         else:
-            pend = self._pending = _Pending(self._refine_start(ts, seg.mask, mask), mask, lines)
+            pend = self._pending = _Pending(ts, mask, lines)
         if pend.count < opts.confirm:
             return
-        # A new band state has held long enough: close the segment at its first frame.
+        # A new band state has held long enough: close the segment where it was left.
         self._pending = None
-        seg.end = pend.first
+        boundary, self._left_at = self._left_at, None
+        seg.end = boundary
         yield ("end", seg)
-        new = Segment(seg.index + 1, pend.first, bool(pend.lines), pend.mask, pend.lines, sim)
+        new = Segment(seg.index + 1, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
         self._segment = new
         self._track = _ReadTrack()
         yield ("start", new)
         if new.has_text:
-            yield from self._read(ts, pend.first, "new")
+            yield from self._read(ts, boundary, "new")
 
     def _maybe_recheck(self, ts: Timestamp, sim: float) -> Iterator[tuple]:
         opts = self.options
@@ -196,9 +206,23 @@ class BandChangeDetector:
         yield ("read", ReadRequest(seg, ts, split_at, reason))
 
     def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
-        """First frame since the last sample that looks more like the new state than the old one."""
+        """First frame since the last sample that looks more like the new state than the old one.
+
+        Frames between samples only have raw masks; what decides is how much of each state's text
+        they still show (an empty state is "shown" when the other state's text is mostly gone).
+        """
+        has_old, has_new = bool(old.any()), bool(new.any())
         for sample in self._between:
-            if overlap(new, sample.edges) > overlap(old, sample.edges):
+            seen = cv2.dilate(sample.edges, _KERNEL3)
+            p_old = overlap(old, seen) if has_old else None
+            p_new = overlap(new, seen) if has_new else None
+            if p_new is None:
+                changed = p_old is not None and p_old < 0.5
+            elif p_old is None:
+                changed = p_new >= 0.5
+            else:
+                changed = p_new > p_old
+            if changed:
                 return sample.ts
         return ts
 

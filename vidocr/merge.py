@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from vidocr.textnorm import comparable, normalize_text, text_similarity
 from vidocr.types import Box, Cue, OcrResult
 
+#: Single glyphs that recognisers read off straight edges and bars (after `comparable`).
+_STROKES = frozenset("一丨丶丿乀亅〇口0oOlI1|_-—~")
+
 
 @dataclass(frozen=True)
 class MergeOptions:
@@ -71,6 +74,9 @@ class CueMerger:
     def __init__(self, options: MergeOptions | None = None) -> None:
         self.options = options or MergeOptions()
         self._open: _Open | None = None
+        # The cue before ``_open``, held back one step: A, then a brief near-copy B, then A again
+        # is one subtitle whose middle read lost a character (an A-B-A is re-joined).
+        self._prev: _Open | None = None
 
     def push(self, segment: SegmentRecord) -> list[Cue]:
         out: list[Cue] = []
@@ -87,7 +93,10 @@ class CueMerger:
 
     # -- internals ----------------------------------------------------------------------------
     def _usable(self, result: OcrResult) -> bool:
-        return bool(comparable(result.text)) and result.confidence >= self.options.min_confidence
+        text = comparable(result.text)
+        if text in _STROKES:
+            return False  # a lone bar-shaped glyph is an edge in the picture, not a subtitle
+        return bool(text) and result.confidence >= self.options.min_confidence
 
     def _split(self, seg: SegmentRecord) -> list[_Open]:
         """Group the segment's usable reads into runs of the same subtitle."""
@@ -97,7 +106,7 @@ class CueMerger:
         pieces: list[_Open] = []
         current = _Open(seg.start_ms, seg.end_ms, [reads[0].result], seg.box)
         for read in reads[1:]:
-            if self._same_subtitle(current.text(), read.result.text):
+            if self._same_subtitle(current.text(), read.result.text, _extent(current.results), _extent([read.result])):
                 current.results.append(read.result)
                 continue
             cut = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
@@ -107,11 +116,12 @@ class CueMerger:
         pieces.append(current)
         return pieces
 
-    def _same_subtitle(self, a: str, b: str) -> bool:
-        """Two reads of one segment show the same subtitle: equal, or differing like OCR noise does.
+    def _same_subtitle(self, a: str, b: str, box_a: Box | None, box_b: Box | None) -> bool:
+        """Two reads show the same subtitle: equal, or differing the way OCR noise does.
 
-        OCR noise mostly swaps characters; a changed subtitle usually adds or drops some
-        ("你听我说" -> "你听我说完"), so texts of different length must be much closer to count.
+        OCR noise swaps characters, or drops one while the detected line keeps its full width; a
+        changed subtitle ("你听我说" -> "你听我说完") adds or drops characters AND changes the line's
+        extent. So texts of different length count as the same only when their boxes agree.
         """
         ca, cb = comparable(a), comparable(b)
         if ca == cb:
@@ -119,28 +129,48 @@ class CueMerger:
         sim = text_similarity(ca, cb)
         if len(ca) == len(cb):
             return sim >= self.options.same_read
-        return sim >= 0.92
+        return sim >= self.options.same_read and _boxes_agree(box_a, box_b)
 
     def _add(self, piece: _Open, mask_sim: float) -> list[Cue]:
-        prev = self._open
-        if prev is not None and prev.end_ms == piece.start_ms and self._joinable(prev, piece, mask_sim):
-            prev.end_ms = piece.end_ms
-            prev.results.extend(piece.results)
+        prev, current = self._prev, self._open
+        if current is not None and current.end_ms == piece.start_ms and self._joinable(current, piece, mask_sim):
+            current.end_ms = piece.end_ms
+            current.results.extend(piece.results)
             return []
-        out = self._close()
-        self._open = piece
+        if (
+            prev is not None
+            and current is not None
+            and prev.end_ms == current.start_ms
+            and current.end_ms == piece.start_ms
+            and comparable(prev.text()) == comparable(piece.text())
+            and text_similarity(prev.text(), current.text()) >= self.options.same_read
+        ):
+            prev.end_ms = piece.end_ms
+            prev.results.extend(current.results + piece.results)
+            self._open, self._prev = prev, None
+            return []
+        out = self._emit(prev)
+        self._prev, self._open = current, piece
         return out
 
     def _joinable(self, a: _Open, b: _Open, mask_sim: float) -> bool:
         ta, tb = comparable(a.text()), comparable(b.text())
         if ta == tb:
             return True
-        if len(ta) != len(tb) or mask_sim < self.options.join_mask:
+        if len(ta) != len(tb):
+            return text_similarity(ta, tb) >= self.options.join_similarity and _boxes_agree(
+                _extent(a.results), _extent(b.results)
+            )
+        if mask_sim < self.options.join_mask:
             return False
         return text_similarity(ta, tb) >= self.options.join_similarity
 
     def _close(self) -> list[Cue]:
-        piece, self._open = self._open, None
+        prev, current = self._prev, self._open
+        self._prev = self._open = None
+        return self._emit(prev) + self._emit(current)
+
+    def _emit(self, piece: _Open | None) -> list[Cue]:
         if piece is None or piece.end_ms - piece.start_ms < self.options.min_duration_ms:
             return []
         text, conf, translation = _vote(piece.results)
@@ -157,6 +187,24 @@ class CueMerger:
                 reads=len(piece.results),
             )
         ]
+
+
+def _extent(results: Sequence[OcrResult]) -> Box | None:
+    """Union of the line boxes of the reads (None when the engine gave no boxes)."""
+    boxes = [line.box for r in results for line in r.lines if line.box is not None]
+    if not boxes:
+        return None
+    x0, y0 = min(b.x for b in boxes), min(b.y for b in boxes)
+    x1, y1 = max(b.x + b.w for b in boxes), max(b.y + b.h for b in boxes)
+    return Box(x0, y0, x1 - x0, y1 - y0)
+
+
+def _boxes_agree(a: Box | None, b: Box | None, tolerance: float = 0.04) -> bool:
+    """Same line extent within a few percent of its width (left and right edges both)."""
+    if a is None or b is None:
+        return False
+    slack = tolerance * max(a.w, b.w, 1)
+    return abs(a.x - b.x) <= slack and abs((a.x + a.w) - (b.x + b.w)) <= slack
 
 
 def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:

@@ -90,8 +90,8 @@ def find_band(source: VideoSource, start: float | None, end: float | None, sampl
             if before is None:
                 novelty = 0.5
             else:
-                kept = np.count_nonzero(part & before[line.y0 : line.y1, line.x0 : line.x1])
-                novelty = 1.0 - kept / max(1, np.count_nonzero(part))
+                kept = int(np.count_nonzero(part & before[line.y0 : line.y1, line.x0 : line.x1]))
+                novelty = 1.0 - kept / max(1, int(np.count_nonzero(part)))
             weight = centred * lower * min(1.0, line.width / (4.0 * line.height)) * (0.1 + novelty)
             votes[line.y0 : line.y1] += weight
             heights.extend([line.height] * max(1, round(4 * novelty)))

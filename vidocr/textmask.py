@@ -73,6 +73,12 @@ def text_lines(
     """
     height = edges.shape[0]
     max_height = max(min_height + 1, int(max_height or height * 0.9))
+    # Long straight runs are picture edges (a bright wall next to a shadow), not strokes: remove
+    # them so that they do not glue glyphs into one tall component.
+    run = max(8, min(max_height, int(height * 0.5)))
+    straight = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8))
+    straight |= cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((1, 3 * run), np.uint8))
+    edges = edges & (1 - straight)
     # Close small gaps so a glyph's outline forms one component; vertical closing stays small
     # so that two subtitle lines are not glued together.
     closed = cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
@@ -85,7 +91,7 @@ def text_lines(
         fill = area / float(w * h)
         # Hollow shapes (edges of a flat object) and thin vertical strokes (poles, legs, frame
         # edges) are not glyphs; dense blobs are: glyphs merge into one at low resolution.
-        if fill < 0.12 or w < 0.2 * h:
+        if fill < 0.2 or w < 0.2 * h:
             continue
         if w > 40 * h:  # long straight edges (horizon, frame borders)
             continue
@@ -137,9 +143,9 @@ def text_lines(
 
 
 def _glyph_like(stat: np.ndarray, min_height: int) -> bool:
-    """A lone component shaped like one CJK character (a one-character subtitle: "嗯", "好")."""
+    """A lone component shaped like one or two CJK characters merged by their outline ("嗯", "好的")."""
     _, _, w, h, area = (int(v) for v in stat)
-    return h >= 2 * min_height and 0.6 <= w / h <= 1.6 and 0.25 <= area / float(w * h) <= 0.95
+    return h >= 2 * min_height and w >= 0.6 * h and area / float(w * h) >= 0.25
 
 
 def overlap(a: np.ndarray, b: np.ndarray) -> float:

@@ -1,0 +1,132 @@
+"""End-to-end: real decoding, real RapidOCR, samples and videos generated here with exact cue times."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+
+from vidocr.detect import DetectOptions
+from vidocr.metrics import evaluate, normalize
+from vidocr.pipeline import ExtractOptions, extract
+from vidocr.synth import SynthCue, SynthSpec, TruthCue, read_srt, render_video
+from vidocr.types import Cue
+
+SAMPLE_NAMES = ["zh", "en", "bilingual", "short_cue", "repeat_gap", "vfr_offset", "demo"]
+
+
+def run(path: Path, engine: object, **kw: object) -> tuple[list[Cue], dict]:
+    cues, info = extract(path, ExtractOptions(**kw), engine=engine)  # type: ignore[arg-type]
+    out = list(cues)
+    return out, info.stats
+
+
+def frame_ms(path: Path) -> float:
+    import av
+
+    with av.open(str(path)) as c:
+        rate = c.streams.video[0].average_rate
+    return 1000.0 / float(rate)
+
+
+def video_of(samples: Path, name: str) -> Path:
+    return next(p for p in samples.glob(f"{name}.*") if p.suffix != ".srt")
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_samples_match_truth(samples: Path, rapid_engine: object, name: str) -> None:
+    video = video_of(samples, name)
+    truth = read_srt(samples / f"{name}.srt")
+    cues, stats = run(video, rapid_engine)
+    report = evaluate(truth, cues)
+    # Every truth cue found, with the exact text, boundaries within one frame, nothing invented.
+    assert report.missed == 0, [c.text for c in cues]
+    assert report.phantom_cues == 0
+    assert report.exact_lines == len(truth), [(c.text, t.text) for c, t in zip(cues, truth, strict=False)]
+    assert len(cues) == len(truth)
+    one_frame = frame_ms(video) + 1
+    assert max(report.start_errors_ms + report.end_errors_ms) <= one_frame
+    assert report.icpr <= 0.03
+    # Only changed bands are read: a handful of OCR calls per cue, not one per frame.
+    assert stats["ocr_calls"] <= 4 * len(truth) + 2
+    assert stats["frames"] > 10 * stats["ocr_calls"]
+
+
+def test_line_breaks_and_bilingual_lines_are_kept(samples: Path, rapid_engine: object) -> None:
+    cues, _ = run(video_of(samples, "bilingual"), rapid_engine)
+    truth = read_srt(samples / "bilingual.srt")
+    assert all("\n" in c.text for c in cues)
+    assert [c.text.count("\n") for c in cues] == [t.text.count("\n") for t in truth]
+
+
+def test_vfr_ts_with_start_offset_is_relative_to_first_frame(samples: Path, rapid_engine: object) -> None:
+    video = samples / "vfr_offset.ts"
+    cues, info = extract(video, ExtractOptions(), engine=rapid_engine)  # type: ignore[arg-type]
+    got = list(cues)
+    assert info.start_time_s > 1.0  # the stream itself starts late ...
+    truth = read_srt(samples / "vfr_offset.srt")
+    assert [(c.start_ms, c.end_ms) for c in got] == [(t.start_ms, t.end_ms) for t in truth]  # ... cues do not
+
+
+def _spec(tmp_path: Path, name: str, **kw: object) -> tuple[Path, list[TruthCue]]:
+    spec = SynthSpec(**{"width": 854, "height": 480, "duration": 6.0, **kw})  # type: ignore[arg-type]
+    path = tmp_path / name
+    return path, render_video(spec, path)
+
+
+def test_empty_band_is_never_read_and_invents_nothing(tmp_path: Path, rapid_engine: object) -> None:
+    path, _ = _spec(tmp_path, "plain.mp4", cues=(), background="dark")
+    cues, stats = run(path, rapid_engine)
+    assert cues == []
+    assert stats["ocr_calls"] == 0
+    path, _ = _spec(tmp_path, "photo.mp4", cues=(), background="photo", seed=3)
+    cues, stats = run(path, rapid_engine)
+    assert cues == []
+
+
+def test_boundaries_are_exact_whatever_the_sampling_rate(tmp_path: Path, rapid_engine: object) -> None:
+    cues = (SynthCue(0.52, 1.96, "第一句字幕"), SynthCue(2.4, 4.12, "Second subtitle"), SynthCue(4.6, 5.5, "最后"))
+    path, truth = _spec(tmp_path, "rate.mp4", cues=cues, fps=30)
+    for sample_fps in (None, 5.0):
+        got, _ = run(path, rapid_engine, detect=DetectOptions(sample_fps=sample_fps))
+        assert [normalize(c.text) for c in got] == [normalize(t.text) for t in truth]
+        assert [(c.start_ms, c.end_ms) for c in got] == [(t.start_ms, t.end_ms) for t in truth], sample_fps
+
+
+def test_subtitle_held_across_scene_cuts_is_one_cue(tmp_path: Path, rapid_engine: object) -> None:
+    path, truth = _spec(tmp_path, "cuts.mp4", cues=(SynthCue(0.4, 5.6, "一句话跨过好几个镜头"),), cut_every=1.0)
+    got, stats = run(path, rapid_engine)
+    assert stats["scene_cuts"] >= 3
+    assert [(c.start_ms, c.end_ms, normalize(c.text)) for c in got] == [
+        (truth[0].start_ms, truth[0].end_ms, normalize(truth[0].text))
+    ]
+    assert got[0].reads >= 2  # re-read after cuts, voted into one cue
+
+
+def test_start_end_window_keeps_the_video_clock(tmp_path: Path, rapid_engine: object) -> None:
+    cues = (SynthCue(0.5, 1.5, "前面的"), SynthCue(2.5, 3.5, "中间的"), SynthCue(4.5, 5.5, "后面的"))
+    path, truth = _spec(tmp_path, "window.mp4", cues=cues)
+    got, _ = run(path, rapid_engine, start=2.0, end=4.0)
+    assert [(c.start_ms, c.end_ms, c.text) for c in got] == [(truth[1].start_ms, truth[1].end_ms, "中间的")]
+
+
+def test_fades_still_give_one_cue_per_line(tmp_path: Path, rapid_engine: object) -> None:
+    cues = (SynthCue(0.5, 2.5, "淡入淡出的字幕"), SynthCue(3.0, 5.0, "Fading text here"))
+    path, truth = _spec(tmp_path, "fade.mp4", cues=cues, fade_frames=4)
+    got, _ = run(path, rapid_engine)
+    assert [normalize(c.text) for c in got] == [normalize(t.text) for t in truth]
+    errors = [abs(c.start_ms - t.start_ms) for c, t in zip(got, truth, strict=True)]
+    errors += [abs(c.end_ms - t.end_ms) for c, t in zip(got, truth, strict=True)]
+    assert statistics.median(errors) <= 4 * 40  # inside the fade ramps
+
+
+def test_worker_processes_give_the_same_cues(samples: Path) -> None:
+    from vidocr.engines import EngineOptions
+
+    video = video_of(samples, "short_cue")
+    cues, info = extract(video, ExtractOptions(engine_options=EngineOptions(workers=2)))
+    got = list(cues)
+    truth = read_srt(samples / "short_cue.srt")
+    assert [(c.start_ms, c.end_ms) for c in got] == [(t.start_ms, t.end_ms) for t in truth]
+    assert info.stats["ocr_calls"] >= len(truth)

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from vidocr.merge import CueMerger, Read, SegmentRecord
+from vidocr.textnorm import comparable, normalize_text, text_similarity
+from vidocr.types import OcrLine, OcrResult
+
+
+def result(text: str, conf: float = 0.99) -> OcrResult:
+    return OcrResult(tuple(OcrLine(line, conf) for line in text.split("\n")))
+
+
+ReadSpec = tuple[int, int, str] | tuple[int, int, str, float]
+
+
+def seg(start: int, end: int, *reads: ReadSpec, sim: float = 0.0) -> SegmentRecord:
+    return SegmentRecord(start, end, [Read(r[0], r[1], result(r[2], *(r[3:] or (0.99,)))) for r in reads], sim)
+
+
+def run(*segments: SegmentRecord) -> list[tuple[int, int, str]]:
+    merger = CueMerger()
+    cues = []
+    for s in segments:
+        cues += merger.push(s)
+    cues += merger.flush()
+    return [(c.start_ms, c.end_ms, c.text) for c in cues]
+
+
+def test_normalize_nfkc_whitespace_and_line_breaks() -> None:
+    assert normalize_text("  Ｈｅｌｌｏ \t  world  \n\n  second   line ") == "Hello world\nsecond line"
+    # Full-width punctuation stays full-width inside Chinese text, NFKC would make it ASCII.
+    assert normalize_text("你好，世界！") == "你好，世界！"
+    assert normalize_text("Wait, what?") == "Wait, what?"
+    # English words are never glued together.
+    assert normalize_text("I don't  know") == "I don't know"
+
+
+def test_comparable_and_similarity() -> None:
+    assert comparable("Hello, World!") == "helloworld"
+    assert text_similarity("你听我说", "你听我说") == 1.0
+    assert text_similarity("", "") == 1.0
+    assert text_similarity("abc", "") == 0.0
+    assert 0.8 < text_similarity("你听我说", "你听我说完") < 0.95
+
+
+def test_reads_of_one_segment_vote_away_ocr_noise() -> None:
+    cues = run(seg(0, 2000, (40, 40, "你听我说"), (800, 500, "你昕我说"), (1600, 1000, "你听我说")))
+    assert cues == [(0, 2000, "你听我说")]
+
+
+def test_disagreeing_reads_split_a_segment_at_the_change_frame() -> None:
+    # The detector missed the change; the later read differs, so the cue is split where the mask changed most.
+    cues = run(seg(0, 3000, (40, 40, "第一句"), (2000, 1240, "完全不同的第二句")))
+    assert cues == [(0, 1240, "第一句"), (1240, 3000, "完全不同的第二句")]
+
+
+def test_near_identical_back_to_back_lines_stay_two_cues() -> None:
+    cues = run(seg(0, 1000, (40, 40, "你听我说")), seg(1000, 2000, (1040, 1040, "你听我说完"), sim=0.5))
+    assert cues == [(0, 1000, "你听我说"), (1000, 2000, "你听我说完")]
+    # ... also when the detector did not split and only the reads differ
+    cues = run(seg(0, 2000, (40, 40, "你听我说"), (1500, 1000, "你听我说完")))
+    assert cues == [(0, 1000, "你听我说"), (1000, 2000, "你听我说完")]
+
+
+def test_identical_line_after_blank_gap_stays_two_cues() -> None:
+    cues = run(seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1300), seg(1300, 2000, (1340, 1340, "我知道了")))
+    assert cues == [(0, 1000, "我知道了"), (1300, 2000, "我知道了")]
+
+
+def test_same_text_across_a_detector_split_is_one_cue() -> None:
+    # e.g. a shot cut changed the mask: the same subtitle continues.
+    cues = run(seg(0, 1000, (40, 40, "同一句话")), seg(1000, 2500, (1040, 1040, "同一句话"), sim=0.3))
+    assert cues == [(0, 2500, "同一句话")]
+    # OCR noise on the second half, masks alike: still one cue.
+    cues = run(seg(0, 1000, (40, 40, "同一句话")), seg(1000, 2500, (1040, 1040, "同一旬话"), sim=0.7))
+    assert cues == [(0, 2500, "同一句话")]
+
+
+def test_empty_and_low_confidence_reads_make_no_cue() -> None:
+    assert run(seg(0, 1000, (40, 40, "")), seg(1000, 2000, (1040, 1040, "LA", 0.52))) == []
+
+
+def test_line_breaks_are_kept() -> None:
+    cues = run(seg(0, 1000, (40, 40, "第一行\nSecond line")))
+    assert cues == [(0, 1000, "第一行\nSecond line")]
+
+
+def test_a_brief_read_that_lost_a_character_between_two_equal_reads_is_rejoined() -> None:
+    cues = run(
+        seg(0, 1000, (40, 40, "一句话跨过好几个镜头")),
+        seg(1000, 1900, (1040, 1040, "句话跨过好几个镜头")),
+        seg(1900, 3000, (1940, 1940, "一句话跨过好几个镜头")),
+    )
+    assert cues == [(0, 3000, "一句话跨过好几个镜头")]
