@@ -76,9 +76,9 @@ def text_lines(
     # Long straight runs are picture edges (a bright wall next to a shadow), not strokes: remove
     # them so that they do not glue glyphs into one tall component.
     run = max(8, min(max_height, int(height * 0.5)))
-    straight = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8))
-    straight |= cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((1, 3 * run), np.uint8))
-    edges = edges & (1 - straight)
+    vertical: np.ndarray = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8))
+    horizontal: np.ndarray = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((1, 3 * run), np.uint8))
+    edges = edges & ~(vertical | horizontal) & 1
     # Close small gaps so a glyph's outline forms one component; vertical closing stays small
     # so that two subtitle lines are not glued together.
     closed = cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
