@@ -37,6 +37,7 @@ class DetectOptions:
     same_threshold: mask similarity (Dice) at or above which two samples show the same subtitle.
     recheck_s: a stable subtitle is read again at most this often (voting + missed-change guard).
     drift_threshold: similarity to the segment's reference below which an extra read is made.
+    cut_threshold: after a shot cut, re-read when the similarity dipped below this since the last read.
     scene_cuts: re-read the subtitle after a shot cut (PySceneDetect ContentDetector).
     """
 
@@ -44,7 +45,8 @@ class DetectOptions:
     confirm: int = 2
     same_threshold: float = 0.65
     recheck_s: float = 2.0
-    drift_threshold: float = 0.8
+    drift_threshold: float = 0.75
+    cut_threshold: float = 0.95
     min_read_gap_s: float = 0.4
     scene_cuts: bool = True
 
@@ -72,6 +74,7 @@ class ReadRequest:
     ts: Timestamp
     split_at: Timestamp
     reason: str
+    lines: tuple[TextLine, ...] = ()
 
 
 @dataclass
@@ -103,10 +106,16 @@ class BandChangeDetector:
     always refers to the frame just pushed.
     """
 
-    def __init__(self, options: DetectOptions | None = None, fps_hint: float | None = None) -> None:
+    def __init__(
+        self, options: DetectOptions | None = None, fps_hint: float | None = None, line_height: float | None = None
+    ) -> None:
         self.options = options or DetectOptions()
+        # Subtitles keep one font size through a video: lines much smaller than the ones the band
+        # finder saw (in analysis pixels) are picture detail, not subtitles.
+        self._min_height = max(6, int(line_height * 0.35)) if line_height else 6
         self._segment: Segment | None = None
         self._pending: _Pending | None = None
+        self._lines: tuple[TextLine, ...] = ()
         self._left_at: Timestamp | None = None
         self._track = _ReadTrack()
         self._between: deque[_Sample] = deque(maxlen=512)
@@ -128,7 +137,8 @@ class BandChangeDetector:
         if opts.sample_fps:
             self._next_sample_s = ts.seconds + 1.0 / opts.sample_fps
         self.samples += 1
-        mask, lines = text_lines(edges)
+        mask, lines = text_lines(edges, min_height=self._min_height)
+        self._lines = tuple(lines)
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
             self._count = 1
@@ -168,12 +178,14 @@ class BandChangeDetector:
             pend.count += 1
             pend.mask, pend.lines = mask, lines
         else:
-            pend = self._pending = _Pending(ts, mask, lines)
+            pend = self._pending = _Pending(self._refine_start(ts, seg.mask, mask), mask, lines)
         if pend.count < opts.confirm:
             return
-        # A new band state has held long enough: close the segment where it was left.
+        # A new band state has held long enough. A subtitle ends where it was first missing, whatever
+        # flickered after it; text that appears on an empty band starts where it first held.
         self._pending = None
-        boundary, self._left_at = self._left_at, None
+        boundary = self._left_at if seg.has_text and self._left_at is not None else pend.first
+        self._left_at = None
         seg.end = boundary
         yield ("end", seg)
         new = Segment(seg.index + 1, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
@@ -191,7 +203,8 @@ class BandChangeDetector:
         since = ts.seconds - track.last_read_s
         if since < opts.min_read_gap_s:
             return
-        if track.cut_ts is not None:
+        if track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
+            # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
             yield from self._read(ts, track.cut_ts, "cut")
         elif track.worst_sim < opts.drift_threshold and track.worst_ts is not None:
             yield from self._read(ts, track.worst_ts, "drift")
@@ -203,7 +216,7 @@ class BandChangeDetector:
         assert seg is not None
         seg.reads += 1
         self._track = _ReadTrack(last_read_s=ts.seconds)
-        yield ("read", ReadRequest(seg, ts, split_at, reason))
+        yield ("read", ReadRequest(seg, ts, split_at, reason, self._lines))
 
     def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
         """First frame since the last sample that looks more like the new state than the old one.

@@ -8,14 +8,13 @@ overlap -> the merger turns finished segments into cues, yielded as soon as they
 
 from __future__ import annotations
 
-import functools
 import logging
 import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
@@ -26,9 +25,9 @@ from vidocr.engines import EngineOptions, OcrEngine, create_engine, engine_spec,
 from vidocr.errors import ConfigError, EngineError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.region import Region, find_band, parse_roi
-from vidocr.textmask import analysis_scale, edge_mask
+from vidocr.textmask import TextLine, analysis_scale, edge_mask
 from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
-from vidocr.video import VideoSource
+from vidocr.video import DecodedFrame, VideoSource
 
 log = logging.getLogger("vidocr")
 
@@ -247,10 +246,13 @@ def _stream(
     info = source.info
     box = region.box
     scale = analysis_scale(box.w)
-    detector = BandChangeDetector(options.detect, info.fps)
+    detector = BandChangeDetector(
+        options.detect, info.fps, region.line_height * scale if region.line_height else None
+    )
     merger = CueMerger(options.merge)
     pending: deque[_PendingSegment] = deque()
     results: dict[int, OcrResult] = {}
+    offsets: dict[int, tuple[int, int]] = {}
     read_id = 0
     frames = 0
     cues_out = 0
@@ -261,22 +263,25 @@ def _stream(
 
     def ready() -> Iterator[Cue]:
         nonlocal cues_out
-        results.update(worker.take())
+        for rid, result in worker.take().items():
+            results[rid] = _shift(result, *offsets.pop(rid))
         while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
             done = pending.popleft()
             for cue in merger.push(_record(done, results, box, scale)):
                 cues_out += 1
                 yield cue
 
-    def handle(events: Iterator[tuple], frame_crop: Callable[[], np.ndarray]) -> None:
+    def handle(events: Iterator[tuple], frame: DecodedFrame | None) -> None:
         nonlocal read_id
         for kind, payload in events:
             if kind == "start":
                 pending.append(_PendingSegment(payload))
-            elif kind == "read":
+            elif kind == "read" and frame is not None:
                 read_id += 1
+                crop = ocr_crop(box, payload.lines, scale)
+                offsets[read_id] = (crop.x, crop.y)
                 pending[-1].reads.append((read_id, payload))
-                worker.submit(read_id, frame_crop())
+                worker.submit(read_id, frame.bgr(Box(box.x + crop.x, box.y + crop.y, crop.w, crop.h)))
 
     for frame in source.frames(options.start, options.end):
         frames += 1
@@ -290,7 +295,7 @@ def _stream(
             # A strided view is enough for shot cuts and costs nothing (a full-frame area resize: ~4 ms).
             stride = max(1, luma.shape[1] // 128)
             small = cv2.cvtColor(np.ascontiguousarray(luma[::stride, ::stride]), cv2.COLOR_GRAY2BGR)
-        handle(detector.push(frame.ts, edges, small), functools.partial(frame.bgr, box))
+        handle(detector.push(frame.ts, edges, small), frame)
         last_ts = frame.ts
         yield from ready()
         if progress is not None:
@@ -301,7 +306,7 @@ def _stream(
     if last_ts is None:
         raise VidocrError("no video frames in the requested range", str(source.path))
     end = Timestamp(last_ts.pts + step.pts, last_ts.time_base)
-    handle(detector.finish(end), lambda: np.zeros((1, 1, 3), np.uint8))
+    handle(detector.finish(end), None)
     worker.flush()
     while pending:
         yield from ready()
@@ -323,6 +328,31 @@ def _stream(
             "duration_decoded_s": round(end.seconds, 3),
         }
     )
+
+
+def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float) -> Box:
+    """The rows of the band to read: those of the text lines the mask found, with a line's height
+    of margin, in band coordinates; always the full band width (words the mask missed at either end
+    of a line must still be read). OCR cost grows with the area it is given; the whole band when no
+    line is known."""
+    if not lines:
+        return Box(0, 0, box.w, box.h)
+    height = max(ln.height for ln in lines) / scale
+    y0 = max(0, int(min(ln.y0 for ln in lines) / scale - height))
+    y1 = min(box.h, int(max(ln.y1 for ln in lines) / scale + height + 1))
+    if y1 - y0 < 16:
+        return Box(0, 0, box.w, box.h)
+    return Box(0, y0, box.w, y1 - y0)
+
+
+def _shift(result: OcrResult, dx: int, dy: int) -> OcrResult:
+    """Move line boxes from crop to band coordinates, so reads of different crops compare."""
+    if not dx and not dy:
+        return result
+    lines = tuple(
+        replace(ln, box=Box(ln.box.x + dx, ln.box.y + dy, ln.box.w, ln.box.h)) if ln.box else ln for ln in result.lines
+    )
+    return replace(result, lines=lines)
 
 
 def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scale: float) -> SegmentRecord:

@@ -145,7 +145,7 @@ def text_lines(
 def _glyph_like(stat: np.ndarray, min_height: int) -> bool:
     """A lone component shaped like one or two CJK characters merged by their outline ("嗯", "好的")."""
     _, _, w, h, area = (int(v) for v in stat)
-    return h >= 2 * min_height and w >= 0.6 * h and area / float(w * h) >= 0.25
+    return h >= max(12, 1.5 * min_height) and w >= 0.6 * h and area / float(w * h) >= 0.25
 
 
 def overlap(a: np.ndarray, b: np.ndarray) -> float:

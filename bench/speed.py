@@ -1,0 +1,179 @@
+"""Speed and memory of the pipeline, measured side by side in one run (ratios, not absolute times).
+
+    python bench/speed.py                  # 60 s 720p 25 fps dialogue video: pipeline vs decode-only floor
+    python bench/speed.py --minutes 3      # a longer video (the 60 s clip repeated)
+    python bench/speed.py --memory         # peak RSS of a 1-minute vs a 10-minute video (separate processes)
+    python bench/speed.py --sample-fps 5   # pass pipeline options through
+
+Reports: wall time of the pipeline and of a decode-only pass over the same file (the floor: PyAV,
+threaded, every frame decoded, nothing converted), their ratio, the real-time factor (video seconds
+per wall second), OCR calls per minute of video, and peak RSS (this process plus its OCR workers).
+Videos are generated once with vidocr.synth into a cache folder (default: a temp folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import av
+
+from vidocr.detect import DetectOptions
+from vidocr.engines import EngineOptions
+from vidocr.pipeline import ExtractOptions, extract
+from vidocr.synth import SynthCue, SynthSpec, render_video
+
+LINES = [
+    "今天天气很好，我们出去走走吧",
+    "I don't think that's a good idea.",
+    "你看那边的山上有很多人",
+    "Wait, what did you just say?",
+    "我也不知道，过去看看就明白了",
+    "It's late, we should go home now.",
+    "走吧，天黑之前一定要回家",
+    "好的",
+]
+
+
+def dialogue(seconds: float) -> tuple[SynthCue, ...]:
+    """A cue every ~3 s lasting 1.2-2.6 s, like film dialogue."""
+    cues, t, i = [], 0.6, 0
+    while t + 1.2 < seconds:
+        length = 1.2 + (i * 0.7) % 1.4
+        cues.append(SynthCue(round(t, 2), round(min(t + length, seconds - 0.1), 2), LINES[i % len(LINES)]))
+        t += length + 0.4 + (i % 3) * 0.3
+        i += 1
+    return tuple(cues)
+
+
+def base_clip(cache: Path) -> Path:
+    path = cache / "speed_720p25_60s.mp4"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp.mp4")
+        render_video(SynthSpec(width=1280, height=720, fps=25, duration=60.0, cues=dialogue(60.0), seed=7), tmp)
+        tmp.rename(path)
+    return path
+
+
+def repeated(clip: Path, times: int, cache: Path) -> Path:
+    """The clip ``times`` times in a row, by remuxing its packets with shifted timestamps (no re-encode)."""
+    if times == 1:
+        return clip
+    path = cache / f"speed_720p25_{times}min.mp4"
+    if path.exists():
+        return path
+    tmp = path.with_suffix(".tmp.mp4")
+    with av.open(str(clip)) as src, av.open(str(tmp), "w") as dst:
+        stream = src.streams.video[0]
+        out = dst.add_stream_from_template(stream)
+        packets = [p for p in src.demux(stream) if p.dts is not None]
+        span = max(p.pts for p in packets if p.pts is not None) + (packets[0].duration or 512) - min(
+            p.pts for p in packets if p.pts is not None
+        )
+        for k in range(times):
+            for p in packets:
+                p.stream = out
+                p.pts = p.pts + span if k and p.pts is not None else p.pts
+                p.dts = p.dts + span if k else p.dts
+                dst.mux(p)
+    tmp.rename(path)
+    return path
+
+
+def decode_floor(path: Path) -> tuple[float, int]:
+    started = time.perf_counter()
+    frames = 0
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        for _ in container.decode(stream):
+            frames += 1
+    return time.perf_counter() - started, frames
+
+
+def run_pipeline(path: Path, args: argparse.Namespace) -> tuple[float, dict[str, object]]:
+    options = ExtractOptions(
+        engine_options=EngineOptions(workers=args.workers),
+        detect=DetectOptions(sample_fps=args.sample_fps),
+    )
+    started = time.perf_counter()
+    cues, info = extract(path, options)
+    count = sum(1 for _ in cues)
+    wall = time.perf_counter() - started
+    stats = dict(info.stats)
+    stats["cues"] = count
+    stats["duration_s"] = info.duration_s
+    return wall, stats
+
+
+def peak_rss_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + children) / 1024.0
+
+
+def measure(path: Path, args: argparse.Namespace) -> dict[str, object]:
+    floor, frames = decode_floor(path)
+    wall, stats = run_pipeline(path, args)
+    duration = float(stats["duration_s"] or 0)  # type: ignore[arg-type]
+    return {
+        "video": path.name,
+        "video_s": round(duration, 1),
+        "frames": frames,
+        "decode_floor_s": round(floor, 2),
+        "pipeline_s": round(wall, 2),
+        "pipeline_over_floor": round(wall / floor, 2),
+        "realtime_factor": round(duration / wall, 1),
+        "ocr_calls": stats["ocr_calls"],
+        "ocr_calls_per_min": round(float(stats["ocr_calls"]) / (duration / 60), 1),  # type: ignore[arg-type]
+        "cues": stats["cues"],
+        "peak_rss_mb_self_plus_workers": round(peak_rss_mb(), 1),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minutes", type=int, default=1)
+    parser.add_argument("--memory", action="store_true", help="compare peak RSS of 1- and 10-minute videos")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vidocr-bench")
+    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--sample-fps", type=float, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    args.cache.mkdir(parents=True, exist_ok=True)
+    clip = base_clip(args.cache)
+    if args.memory:
+        rows = []
+        for minutes in (1, 10):
+            video = repeated(clip, minutes, args.cache)
+            cmd = [sys.executable, __file__, "--minutes", str(minutes), "--json", "--cache", str(args.cache)]
+            if args.sample_fps:
+                cmd += ["--sample-fps", str(args.sample_fps)]
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            rows.append(json.loads(out))
+            assert video.exists()
+        ratio = rows[1]["peak_rss_mb_self_plus_workers"] / rows[0]["peak_rss_mb_self_plus_workers"]
+        for row in rows:
+            print(json.dumps(row))
+        print(f"peak RSS 10 min / 1 min: {ratio:.2f} (target <= 1.20)")
+        return 0
+    video = repeated(clip, args.minutes, args.cache)
+    row = measure(video, args)
+    if args.json:
+        print(json.dumps(row))
+    else:
+        for key, value in row.items():
+            print(f"{key:32s} {value}")
+        print(f"targets: realtime_factor >= 20, pipeline_over_floor <= 2.0 (cores: {os.cpu_count()})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
