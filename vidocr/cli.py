@@ -176,7 +176,7 @@ class FileResult:
 
 def run_extract(args: argparse.Namespace) -> int:
     from vidocr.discover import iter_videos
-    from vidocr.engines import create_engine
+    from vidocr.engines import BackgroundEngine
     from vidocr.formats import parse_formats
 
     formats = parse_formats(args.format)
@@ -196,7 +196,7 @@ def run_extract(args: argparse.Namespace) -> int:
                 results.append(FileResult(str(video), "skipped"))
                 continue
             if engine is None and video.is_file():
-                engine = create_engine(options.engine, options.engine_options)
+                engine = BackgroundEngine(options.engine, options.engine_options)
             results.append(_extract_one(video, options, engine, formats, args))
     finally:
         if engine is not None:

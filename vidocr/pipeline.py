@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from vidocr.detect import BandChangeDetector, DetectOptions, ReadRequest, Segment
-from vidocr.engines import EngineOptions, OcrEngine, create_engine, engine_spec, engines_for_task
+from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, EngineError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.region import Region, find_band, parse_roi
@@ -95,8 +95,12 @@ def extract(
     options = options or ExtractOptions()
     check_task(options.engine if engine is None else engine.name, options.task, options.translate_to)
     source = VideoSource(path)
+    own_engine: OcrEngine | None = None
     try:
         info = source.info
+        if engine is None:
+            # Models load on a background thread while the band is being found.
+            own_engine = engine = BackgroundEngine(options.engine, _engine_options(options))
         if options.roi is None:
             region = find_band(source, options.start, options.end)
         else:
@@ -104,9 +108,19 @@ def extract(
             region = Region(box, "user")
     except BaseException:
         source.close()
+        if own_engine is not None:
+            own_engine.close()
         raise
     info.stats.update({"band": region.box.as_list(), "band_source": region.source})
-    return _run(source, region, options, engine, progress), info
+    assert engine is not None
+    return _run(source, region, options, engine, own_engine is not None, progress), info
+
+
+def _engine_options(options: ExtractOptions) -> EngineOptions:
+    engine_opts = options.engine_options
+    if options.translate_to and not engine_opts.translate_to:
+        engine_opts = replace(engine_opts, translate_to=options.translate_to)
+    return engine_opts
 
 
 @dataclass
@@ -202,21 +216,14 @@ def _run(
     source: VideoSource,
     region: Region,
     options: ExtractOptions,
-    engine: OcrEngine | None,
+    engine: OcrEngine,
+    own_engine: bool,
     progress: ProgressFn | None,
 ) -> Iterator[Cue]:
     info = source.info
-    own_engine = engine is None
     worker: _OcrWorker | None = None
     started = time.monotonic()
     try:
-        if engine is None:
-            engine_opts = options.engine_options
-            if options.translate_to and not engine_opts.translate_to:
-                engine_opts = EngineOptions(
-                    engine_opts.workers, engine_opts.batch_size, options.translate_to, engine_opts.extra
-                )
-            engine = create_engine(options.engine, engine_opts)
         batch = options.engine_options.batch_size or engine.preferred_batch
         worker = _OcrWorker(engine, options.task, batch, options.queue_size)
         yield from _stream(source, region, options, worker, progress)
@@ -230,7 +237,7 @@ def _run(
     finally:
         if worker is not None:
             worker.close()
-        if own_engine and engine is not None:
+        if own_engine:
             engine.close()
         source.close()
         info.stats["seconds"] = round(time.monotonic() - started, 3)

@@ -106,3 +106,44 @@ def create_engine(name: str, options: EngineOptions | None = None) -> OcrEngine:
 def engines_for_task(task: Task) -> list[str]:
     """Names of the registered engines that can do ``task`` (from the registry; nothing is imported)."""
     return [name for name in engine_names() if task in ENGINES[name].tasks]
+
+
+class BackgroundEngine:
+    """An engine that loads its models on a background thread while decoding starts.
+
+    The class is imported at once (a missing extra is reported before any work); building it
+    (model loading, worker processes: seconds) overlaps with opening the video and finding the
+    band. ``recognize`` waits for the build; a build error surfaces there.
+    """
+
+    def __init__(self, name: str, options: EngineOptions | None = None) -> None:
+        import concurrent.futures
+
+        options = options or EngineOptions()
+        cls = load_engine_class(name)
+        self.name = name
+        self.tasks = engine_spec(name).tasks
+        self.preferred_batch = options.batch_size or 8
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="vidocr-engine-load")
+        self._future = self._pool.submit(cls, options)
+        self._closed = False
+
+    @property
+    def engine(self) -> OcrEngine:
+        engine: OcrEngine = self._future.result()
+        self.preferred_batch = engine.preferred_batch
+        return engine
+
+    def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
+        return self.engine.recognize(images, task)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.engine.close()
+        except Exception:  # noqa: BLE001 - a failed build has nothing to close
+            pass
+        finally:
+            self._pool.shutdown(wait=True)

@@ -1,0 +1,249 @@
+"""Client engine for OpenAI-compatible chat servers (vLLM's ``vllm serve``), standard library only.
+
+Each crop is one ``/v1/chat/completions`` request with a base64 PNG data URL; ``concurrency`` requests run at
+once, spread round robin over one or more base URLs. A server that refuses connections is skipped for
+``dead_for`` seconds, then tried again. 429, 5xx, timeouts, dropped connections and unreadable answers are
+retried with exponential backoff (Retry-After honoured); when every attempt fails the run stops with one
+:class:`EngineError` naming each server and what it answered. Prompts, sampling and image size come from the
+same model profiles as the local engines.
+
+``EngineOptions.extra``: ``base_urls`` (list or comma-separated; default http://127.0.0.1:8000/v1),
+``api_key`` (else the environment variable named by ``api_key_env``, default VIDOCR_API_KEY), ``timeout`` (s),
+``retries``, ``backoff`` (s), ``dead_for`` (s), ``concurrency``, ``served_model_name`` (default: the first model
+the server lists), ``vllm_params`` (false for a strict OpenAI server: no top_k / repetition_penalty fields).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import math
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from vidocr.engines import ENGINES, EngineOptions
+from vidocr.engines.hunyuan_common import (
+    api_key,
+    chat_messages,
+    load_profile,
+    png_data_url,
+    question_for,
+    to_pil,
+    too_small,
+)
+from vidocr.engines.vlm_output import OutputStats, parse_output
+from vidocr.errors import ConfigError, EngineError
+from vidocr.types import OcrResult, Task
+
+log = logging.getLogger("vidocr")
+
+_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+_FATAL_STATUS = {401, 403, 404}
+
+
+class _Retry(Exception):
+    def __init__(self, reason: str, down: bool = False, after: float | None = None) -> None:
+        super().__init__(reason)
+        self.down, self.after = down, after
+
+
+@dataclass
+class _Server:
+    url: str
+    dead_until: float = 0.0
+
+
+def _normalize(url: str) -> str:
+    url = url.strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + url
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+class OpenAIEngine:
+    """HunyuanOCR (or any vision chat model) behind OpenAI-compatible servers; see the module docstring."""
+
+    name: ClassVar[str] = "openai"
+    tasks: ClassVar[frozenset[Task]] = ENGINES["openai"].tasks
+
+    def __init__(self, options: EngineOptions) -> None:
+        extra = dict(options.extra)
+        self.profile = load_profile(extra.get("profile"), extra)
+        self.translate_to = options.translate_to
+        if self.translate_to:
+            question_for(self.profile, Task.TRANSLATE, self.translate_to)
+        urls = extra.get("base_urls") or extra.get("base_url") or "http://127.0.0.1:8000/v1"
+        if isinstance(urls, str):
+            urls = urls.split(",")
+        self._servers = [_Server(_normalize(u)) for u in urls if str(u).strip()]
+        if not self._servers:
+            raise ConfigError("openai engine: no base URL given")
+        self.timeout = float(extra.get("timeout", 120))
+        self.retries = int(extra.get("retries", 6))
+        self.backoff = float(extra.get("backoff", 0.5))
+        self.max_backoff = float(extra.get("max_backoff", 10))
+        self.dead_for = float(extra.get("dead_for", 5))
+        self.concurrency = int(options.workers or extra.get("concurrency") or 16 * len(self._servers))
+        self.preferred_batch = int(options.batch_size or max(self.profile.batch_size, self.concurrency))
+        self.vllm_params = bool(extra.get("vllm_params", True))
+        self._key = api_key(extra)
+        self._lock = threading.Lock()
+        self._next = 0
+        self.stats = OutputStats()
+        self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(self.concurrency, thread_name_prefix="vidocr-openai")
+        self.model = str(extra.get("served_model_name") or self.profile.served_model_name or self._first_model())
+        log.info("openai: model %r on %s, %d concurrent", self.model, ", ".join(s.url for s in self._servers),
+                 self.concurrency)
+
+    # --- transport -------------------------------------------------------------------------------------
+    def _pick(self) -> tuple[_Server, float]:
+        """Next live server round robin; if all are resting, the one back soonest and how long to wait."""
+        with self._lock:
+            now = time.monotonic()
+            n = len(self._servers)
+            for k in range(n):
+                server = self._servers[(self._next + k) % n]
+                if server.dead_until <= now:
+                    self._next = (self._next + k + 1) % n
+                    return server, 0.0
+            server = min(self._servers, key=lambda s: s.dead_until)
+            return server, server.dead_until - now
+
+    def _call(self, server: _Server, path: str, body: dict[str, Any] | None) -> Any:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(server.url + path, data=data, headers=headers,
+                                         method="GET" if body is None else "POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as resp:
+                payload = resp.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:300].decode("utf-8", "replace")
+            if exc.code in _RETRY_STATUS:
+                after = exc.headers.get("Retry-After") if exc.headers else None
+                raise _Retry(f"HTTP {exc.code}", after=float(after) if after and after.isdigit() else None) from exc
+            if exc.code in _FATAL_STATUS:
+                raise EngineError(f"{server.url}{path}: HTTP {exc.code} {detail}") from exc
+            raise _BadRequest(f"HTTP {exc.code} {detail}") from exc
+        except (urllib.error.URLError, ConnectionError, http.client.HTTPException, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise _Retry(f"{type(exc).__name__}: {reason}", down=not isinstance(reason, TimeoutError)) from exc
+        try:
+            return json.loads(payload)
+        except ValueError as exc:
+            raise _Retry(f"unreadable answer {payload[:60]!r}") from exc
+
+    def _with_retries(self, path: str, body: dict[str, Any] | None, check: Any) -> Any:
+        errors: dict[str, str] = {}
+        for attempt in range(self.retries + 1):
+            server, wait = self._pick()
+            if wait > 0:
+                time.sleep(wait)
+            try:
+                answer = self._call(server, path, body)
+                check(answer)
+                return answer
+            except _Retry as exc:
+                errors[server.url] = str(exc)
+                if attempt == self.retries:
+                    break
+                self.stats.add("retries")
+                if exc.down:
+                    with self._lock:
+                        server.dead_until = time.monotonic() + self.dead_for
+                    if any(s.dead_until <= time.monotonic() for s in self._servers):
+                        continue  # another server is up: try it now
+                delay = exc.after if exc.after is not None else min(self.max_backoff, self.backoff * 2**attempt)
+                time.sleep(delay * (0.5 + random.random() / 2))
+        tried = "; ".join(f"{url}: {why}" for url, why in errors.items())
+        raise EngineError(f"no OpenAI-compatible server answered {path} after {self.retries + 1} attempts ({tried})")
+
+    def _first_model(self) -> str:
+        def check(answer: Any) -> None:
+            if not isinstance(answer, dict) or not answer.get("data"):
+                raise _Retry("no model listed")
+
+        try:
+            return str(self._with_retries("/models", None, check)["data"][0]["id"])
+        except _BadRequest as exc:
+            raise EngineError(f"{self._servers[0].url}/models: {exc}") from exc
+
+    # --- OCR ---------------------------------------------------------------------------------------------
+    def _body(self, question: str, image: np.ndarray) -> dict[str, Any]:
+        s = self.profile.sampling
+        url = png_data_url(to_pil(image, self.profile.max_pixels))
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": chat_messages(question, url, self.profile.system_message),
+            "temperature": s.temperature,
+            "max_tokens": s.max_tokens,
+            "logprobs": True,
+        }
+        if self.vllm_params:
+            body.update(top_k=s.top_k, repetition_penalty=s.repetition_penalty, skip_special_tokens=True)
+            if s.ignore_eos:
+                body.update(ignore_eos=True, min_tokens=s.max_tokens)
+        return body
+
+    def _one(self, image: np.ndarray, question: str, task: Task) -> OcrResult:
+        if too_small(image):
+            self.stats.add("tiny")
+            return OcrResult()
+        body = self._body(question, image)
+
+        def check(answer: Any) -> None:
+            try:
+                answer["choices"][0]["message"]
+            except (KeyError, IndexError, TypeError):
+                raise _Retry(f"answer without choices: {str(answer)[:60]}") from None
+
+        try:
+            answer = self._with_retries("/chat/completions", body, check)
+        except _BadRequest as exc:  # this image only (e.g. too many tokens): count it, keep the run going
+            self.stats.add("failed")
+            log.warning("openai: request refused, crop left empty: %s", exc)
+            return OcrResult()
+        choice = answer["choices"][0]
+        text = choice["message"].get("content") or ""
+        tokens = ((choice.get("logprobs") or {}).get("content")) or []
+        logprobs = [t["logprob"] for t in tokens if isinstance(t, dict) and isinstance(t.get("logprob"), int | float)]
+        conf = math.exp(sum(logprobs) / len(logprobs)) if logprobs else 1.0
+        size = (int(image.shape[1]), int(image.shape[0]))
+        truncated = choice.get("finish_reason") == "length" and not self.profile.sampling.ignore_eos
+        parsed = parse_output(text, task, size=size, translate_to=self.translate_to, truncated=truncated,
+                              confidence=conf)
+        self.stats.record(parsed, self.name)
+        return parsed.result
+
+    def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
+        if self._pool is None:
+            raise EngineError("openai engine is closed")
+        question = question_for(self.profile, task, self.translate_to)
+        futures = [self._pool.submit(self._one, image, question, task) for image in images]
+        try:
+            return [f.result() for f in futures]
+        finally:
+            for f in futures:
+                f.cancel()
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+            log.info("openai: %s", self.stats.snapshot())
+
+
+class _BadRequest(Exception):
+    """The server understood and refused this one request (4xx other than auth/not-found)."""
