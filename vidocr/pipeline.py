@@ -12,6 +12,7 @@ import logging
 import queue
 import threading
 import time
+from typing import cast
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -95,12 +96,13 @@ def extract(
     options = options or ExtractOptions()
     check_task(options.engine if engine is None else engine.name, options.task, options.translate_to)
     source = VideoSource(path)
-    own_engine: OcrEngine | None = None
+    own_engine: BackgroundEngine | None = None
     try:
         info = source.info
         if engine is None:
             # Models load on a background thread while the band is being found.
-            own_engine = engine = BackgroundEngine(options.engine, _engine_options(options))
+            own_engine = BackgroundEngine(options.engine, _engine_options(options))
+            engine = cast(OcrEngine, own_engine)
         if options.roi is None:
             region = find_band(source, options.start, options.end)
         else:
