@@ -107,9 +107,16 @@ class BandChangeDetector:
     """
 
     def __init__(
-        self, options: DetectOptions | None = None, fps_hint: float | None = None, line_height: float | None = None
+        self,
+        options: DetectOptions | None = None,
+        fps_hint: float | None = None,
+        line_height: float | None = None,
+        core_rows: tuple[int, int] | None = None,
     ) -> None:
         self.options = options or DetectOptions()
+        # Rows (analysis pixels) where the band finder saw subtitle lines: text elsewhere in the
+        # band (picture detail above the subtitles) only counts next to a line in these rows.
+        self._core = core_rows
         # Subtitles keep one font size through a video: lines much smaller than the ones the band
         # finder saw (in analysis pixels) are picture detail, not subtitles.
         self._min_height = max(6, int(line_height * 0.35)) if line_height else 6
@@ -138,6 +145,10 @@ class BandChangeDetector:
             self._next_sample_s = ts.seconds + 1.0 / opts.sample_fps
         self.samples += 1
         mask, lines = text_lines(edges, min_height=self._min_height)
+        if self._core is not None and lines and not any(
+            ln.y0 < self._core[1] and ln.y1 > self._core[0] for ln in lines
+        ):
+            mask, lines = np.zeros_like(mask), []
         self._lines = tuple(lines)
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)

@@ -255,8 +255,11 @@ def _stream(
     info = source.info
     box = region.box
     scale = analysis_scale(box.w)
+    core = None
+    if region.core is not None:
+        core = (int((region.core[0] - box.y) * scale), int((region.core[1] - box.y) * scale) + 1)
     detector = BandChangeDetector(
-        options.detect, info.fps, region.line_height * scale if region.line_height else None
+        options.detect, info.fps, region.line_height * scale if region.line_height else None, core
     )
     merger = CueMerger(options.merge)
     pending: deque[_PendingSegment] = deque()

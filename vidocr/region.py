@@ -34,6 +34,9 @@ class Region:
     source: str  # "user", "auto" or "default"
     line_height: int | None = None
     samples: int = 0
+    #: Frame rows where subtitle lines were actually seen (the band adds margins and room for a
+    #: second line). A band state counts as text only if one of its lines touches these rows.
+    core: tuple[int, int] | None = None
 
 
 def parse_roi(spec: str, width: int, height: int) -> Box:
@@ -66,9 +69,12 @@ def find_band(source: VideoSource, start: float | None, end: float | None, sampl
     """Vote for the subtitle rows over frames sampled across [start, end)."""
     info = source.info
     width, height = info.width, info.height
+    if width >= 4 * height:
+        # Already a strip (a pre-cropped subtitle band, a ticker): read all of it.
+        return Region(Box(0, 0, width, height), "strip", None, 0)
     scale = analysis_scale(width)
     votes = np.zeros(max(1, round(height * scale)) + 1, np.float64)
-    heights: list[int] = []
+    found: list[tuple[int, int, float]] = []
     seen = 0
     previous: np.ndarray | None = None
     for luma in _sample_lumas(source, start, end, samples):
@@ -94,11 +100,14 @@ def find_band(source: VideoSource, start: float | None, end: float | None, sampl
                 novelty = 1.0 - kept / max(1, int(np.count_nonzero(part)))
             weight = centred * lower * min(1.0, line.width / (4.0 * line.height)) * (0.1 + novelty)
             votes[line.y0 : line.y1] += weight
-            heights.extend([line.height] * max(1, round(4 * novelty)))
-    if not heights or votes.max() <= 0:
+            found.append((line.y0, line.y1, weight))
+    if not found or votes.max() <= 0:
         return Region(default_band(width, height), "default", None, seen)
-    line_h = int(np.median(heights))
-    lo, hi = _strongest_run(votes, line_h)
+    lo, hi = _strongest_run(votes, int(np.median([y1 - y0 for y0, y1, _ in found])))
+    # The subtitle's line height: the typical height of the lines that voted for the chosen rows.
+    inside = [(y1 - y0, w) for y0, y1, w in found if y0 < hi and y1 > lo]
+    line_h = _weighted_median(inside) if inside else hi - lo
+    core = (int(lo / scale), int(np.ceil(hi / scale)))
     # Pad by half a line, and make room for a second line above a single-line band.
     pad = max(2, line_h // 2)
     if hi - lo < 1.8 * line_h:
@@ -110,12 +119,23 @@ def find_band(source: VideoSource, start: float | None, end: float | None, sampl
         grow = min_h - (y1 - y0)
         y0 = max(0, y0 - grow // 2)
         y1 = min(height, y0 + min_h)
-    return Region(Box(0, y0, width, y1 - y0), "auto", int(line_h / scale), seen)
+    return Region(Box(0, y0, width, y1 - y0), "auto", int(line_h / scale), seen, core)
+
+
+def _weighted_median(values: list[tuple[int, float]]) -> int:
+    values = sorted(values)
+    half = sum(w for _, w in values) / 2
+    acc = 0.0
+    for value, weight in values:
+        acc += weight
+        if acc >= half:
+            return value
+    return values[-1][0]
 
 
 def _strongest_run(votes: np.ndarray, line_h: int) -> tuple[int, int]:
     peak = int(np.argmax(votes))
-    floor = 0.15 * votes[peak]
+    floor = 0.35 * votes[peak]
     gap = max(2, int(1.0 * line_h))
     lo = hi = peak
     # Walk outwards while rows are voted, jumping gaps up to one line tall (between two lines).
