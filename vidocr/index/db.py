@@ -1,0 +1,247 @@
+"""The index database: opening and checking the file, schema migrations, transactions and the builders' lock.
+
+One SQLite file in WAL mode, so searches read a consistent snapshot while a build writes. Its schema version is
+``PRAGMA user_version`` and ``PRAGMA application_id`` marks the file as a vidocr index. A file that is not SQLite,
+another program's database, or an index from a newer vidocr is refused before anything is written to it.
+
+Builders also take an exclusive lock on ``<db>.lock`` (``flock``; released by the OS if the process dies) for the
+whole build, so two builders never decide the same video is new and do its OCR twice: the second waits up to
+its timeout, then fails with a clear message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from vidocr.errors import IndexError_
+from vidocr.index.text import fts_body
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x5669644F  # "ViDO"
+_MAGIC = b"SQLite format 3\x00"
+
+# MIGRATIONS[n] takes a version-n database to version n + 1, inside one transaction.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE videos (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        hash TEXT,                       -- quick content hash (size, first and last MiB)
+        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        error TEXT,                      -- why it failed
+        engine TEXT,
+        duration_s REAL,
+        indexed_at REAL NOT NULL         -- Unix time of the last attempt
+    );
+    CREATE TABLE tracks (
+        id INTEGER PRIMARY KEY,
+        video_id INTEGER NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        source TEXT NOT NULL CHECK (source IN ('ocr', 'sidecar')),
+        kind TEXT NOT NULL CHECK (kind IN ('original', 'translation')),
+        lang TEXT,
+        path TEXT,                       -- the subtitle file of a sidecar track
+        size INTEGER,
+        mtime_ns INTEGER,
+        first_cue INTEGER,               -- lowest and highest id of the track's cues
+        last_cue INTEGER
+    );
+    CREATE INDEX tracks_video ON tracks(video_id);
+    CREATE TABLE cues (
+        id INTEGER PRIMARY KEY,
+        track_id INTEGER NOT NULL REFERENCES tracks(id) ON DELETE CASCADE,
+        start_ms INTEGER NOT NULL,
+        end_ms INTEGER NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE INDEX cues_track ON cues(track_id);
+    -- The FTS index reads cue text through this view (see vidocr.index.text for the tokens).
+    CREATE VIEW cue_bodies AS SELECT id, vidocr_fts_body(text) AS body FROM cues;
+    CREATE VIRTUAL TABLE cue_fts USING fts5(
+        body, content='cue_bodies', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2', prefix='1'
+    );
+    CREATE TRIGGER cues_ai AFTER INSERT ON cues BEGIN
+        INSERT INTO cue_fts(rowid, body) VALUES (new.id, vidocr_fts_body(new.text));
+    END;
+    CREATE TRIGGER cues_ad AFTER DELETE ON cues BEGIN
+        INSERT INTO cue_fts(cue_fts, rowid, body) VALUES ('delete', old.id, vidocr_fts_body(old.text));
+    END;
+    CREATE TRIGGER cues_au AFTER UPDATE OF text ON cues BEGIN
+        INSERT INTO cue_fts(cue_fts, rowid, body) VALUES ('delete', old.id, vidocr_fts_body(old.text));
+        INSERT INTO cue_fts(rowid, body) VALUES (new.id, vidocr_fts_body(new.text));
+    END;
+    """,
+]
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+def open_index(
+    path: str | os.PathLike[str], *, readonly: bool = False, create: bool = True, busy_timeout_s: float = 30.0
+) -> sqlite3.Connection:
+    """Open (and create or upgrade, unless ``readonly``) the index at ``path``.
+
+    Raises :class:`IndexError_` for a missing index (``readonly`` or not ``create``), a file that is not
+    SQLite or not an index, or an index written by a newer vidocr; the file is left as it was.
+    """
+    db = Path(path)
+    if sqlite3.sqlite_version_info < (3, 27, 0):
+        raise IndexError_(f"SQLite {sqlite3.sqlite_version} is too old for the index (3.27 or later needed)")
+    if db.is_dir():
+        raise IndexError_("is a folder, not an index file", str(db))
+    if not db.exists():
+        if readonly or not create:
+            raise IndexError_("no index here (build one with `vidocr index build`)", str(db))
+        db.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        _check_header(db)
+    uri = db.absolute().as_uri() + ("?mode=ro" if readonly else "")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as err:
+        raise IndexError_(f"cannot open: {err}", str(db)) from None
+    try:
+        conn.create_function("vidocr_fts_body", 1, fts_body, deterministic=True)
+        version = _check_schema(conn, db)
+        if not readonly:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # safe with WAL: a power cut can only lose the last commit
+            if version < SCHEMA_VERSION:
+                _migrate(conn)
+        elif version < SCHEMA_VERSION:
+            raise IndexError_(f"index schema v{version} is older than v{SCHEMA_VERSION}: run `vidocr index build`")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.Error as err:
+        conn.close()
+        raise IndexError_(f"cannot use the index: {err}", str(db)) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check_header(db: Path) -> None:
+    try:
+        with db.open("rb") as fh:
+            head = fh.read(len(_MAGIC))
+    except OSError as err:
+        raise IndexError_(f"cannot read: {err.strerror}", str(db)) from None
+    if head and head != _MAGIC:
+        raise IndexError_("not an SQLite database, so not a vidocr index (left unchanged)", str(db))
+
+
+def _check_schema(conn: sqlite3.Connection, db: Path) -> int:
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as err:
+        raise IndexError_(f"not a usable SQLite database ({err}); left unchanged", str(db)) from None
+    if app_id != APPLICATION_ID and (app_id != 0 or tables):
+        raise IndexError_("an SQLite database of another program, not a vidocr index (left unchanged)", str(db))
+    if version > SCHEMA_VERSION:
+        raise IndexError_(
+            f"index schema v{version} is newer than this vidocr understands (v{SCHEMA_VERSION}); "
+            "upgrade vidocr (the index was left unchanged)",
+            str(db),
+        )
+    return int(version)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    with transaction(conn):
+        # Another process may have migrated between our check and this write lock.
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for step in range(version, SCHEMA_VERSION):
+            for statement in _statements(MIGRATIONS[step]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {step + 1}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('fts_scheme', 'unicode61+cjk-bigrams')")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (``executescript`` would commit our transaction)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL in migration: {buffer.strip()[:60]}")
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception); waits for the busy timeout."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def writer_lock(db: str | os.PathLike[str], timeout_s: float = 0.0) -> Iterator[None]:
+    """Hold the builders' lock on ``db`` (wait up to ``timeout_s``, then raise :class:`IndexError_`)."""
+    lock_path = Path(f"{os.fspath(db)}.lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                os.lseek(fd, 0, os.SEEK_SET)
+                holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+                raise IndexError_(
+                    f"another build is writing this index (pid {holder}); wait for it to finish or pass --wait",
+                    os.fspath(db),
+                )
+            time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)

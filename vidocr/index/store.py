@@ -1,0 +1,151 @@
+"""Rows in and out of the index: videos with their stamps, tracks of cues, failures. One transaction per change."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from vidocr.index.db import transaction
+
+_HASH_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What cheaply tells whether a file changed: its size and modification time (nanoseconds)."""
+
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> Stamp:
+        return cls(st.st_size, st.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class TrackData:
+    """A track to store: where it comes from, what it is, and its cues as (start_ms, end_ms, text)."""
+
+    source: str  # "ocr" or "sidecar"
+    kind: str  # "original" or "translation"
+    lang: str | None
+    cues: Sequence[tuple[int, int, str]]
+    path: str | None = None  # sidecar file
+    stamp: Stamp | None = None  # sidecar file's stamp
+
+
+@dataclass(frozen=True)
+class VideoRow:
+    id: int
+    path: str
+    stamp: Stamp
+    hash: str | None
+    status: str
+    error: str | None
+
+
+def quick_hash(path: str | os.PathLike[str], size: int | None = None) -> str:
+    """Content fingerprint from the size and the first and last MiB: cheap on large videos, and a copy,
+    a move or a touch keeps it, while re-encoding or truncation changes it."""
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size if size is None else size
+        digest.update(str(size).encode())
+        digest.update(fh.read(_HASH_CHUNK))
+        if size > 2 * _HASH_CHUNK:
+            fh.seek(size - _HASH_CHUNK)
+            digest.update(fh.read(_HASH_CHUNK))
+    return digest.hexdigest()
+
+
+def load_videos(conn: sqlite3.Connection) -> dict[str, VideoRow]:
+    rows = conn.execute("SELECT id, path, size, mtime_ns, hash, status, error FROM videos")
+    return {r[1]: VideoRow(r[0], r[1], Stamp(r[2], r[3]), r[4], r[5], r[6]) for r in rows}
+
+
+def save_video(
+    conn: sqlite3.Connection,
+    path: str,
+    stamp: Stamp,
+    content_hash: str | None,
+    tracks: Iterable[TrackData],
+    *,
+    engine: str | None,
+    duration_s: float | None = None,
+    error: str | None = None,
+) -> int:
+    """Store a video's OCR result (or its failure, when ``error`` is given), replacing earlier OCR tracks.
+
+    Sidecar tracks are kept: they follow their own files (:func:`replace_sidecars`).
+    """
+    status = "failed" if error is not None else "ok"
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO videos (path, size, mtime_ns, hash, status, error, engine, duration_s, indexed_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size,"
+            " mtime_ns = excluded.mtime_ns, hash = excluded.hash, status = excluded.status, error = excluded.error,"
+            " engine = excluded.engine, duration_s = excluded.duration_s, indexed_at = excluded.indexed_at",
+            (path, stamp.size, stamp.mtime_ns, content_hash, status, error, engine, duration_s, time.time()),
+        )
+        video_id = int(conn.execute("SELECT id FROM videos WHERE path = ?", (path,)).fetchone()[0])
+        conn.execute("DELETE FROM tracks WHERE video_id = ? AND source = 'ocr'", (video_id,))
+        for track in tracks:
+            _insert_track(conn, video_id, track)
+    return video_id
+
+
+def replace_sidecars(conn: sqlite3.Connection, video_id: int, remove: Iterable[str], add: Iterable[TrackData]) -> None:
+    """Drop the sidecar tracks read from the files ``remove`` and store ``add``, in one transaction."""
+    with transaction(conn):
+        for path in remove:
+            conn.execute("DELETE FROM tracks WHERE video_id = ? AND source = 'sidecar' AND path = ?", (video_id, path))
+        for track in add:
+            _insert_track(conn, video_id, track)
+
+
+def _insert_track(conn: sqlite3.Connection, video_id: int, track: TrackData) -> None:
+    size, mtime_ns = (track.stamp.size, track.stamp.mtime_ns) if track.stamp else (None, None)
+    cur = conn.execute(
+        "INSERT INTO tracks (video_id, source, kind, lang, path, size, mtime_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (video_id, track.source, track.kind, track.lang, track.path, size, mtime_ns),
+    )
+    conn.executemany(
+        "INSERT INTO cues (track_id, start_ms, end_ms, text) VALUES (?, ?, ?, ?)",
+        [(cur.lastrowid, start, end, text) for start, end, text in track.cues],
+    )
+    # A track's cues get consecutive ids; searches filtered to a few videos scan only their id range.
+    conn.execute(
+        "UPDATE tracks SET (first_cue, last_cue) = (SELECT min(id), max(id) FROM cues WHERE track_id = ?) WHERE id = ?",
+        (cur.lastrowid, cur.lastrowid),
+    )
+
+
+def sidecar_stamps(conn: sqlite3.Connection) -> dict[int, dict[str, Stamp]]:
+    """For each video id, its sidecar tracks' files and their stamps when read."""
+    out: dict[int, dict[str, Stamp]] = {}
+    for video_id, path, size, mtime_ns in conn.execute(
+        "SELECT video_id, path, size, mtime_ns FROM tracks WHERE source = 'sidecar'"
+    ):
+        out.setdefault(video_id, {})[path] = Stamp(size, mtime_ns)
+    return out
+
+
+def update_stamp(conn: sqlite3.Connection, video_id: int, stamp: Stamp, path: str | None = None) -> None:
+    """Record a new stamp (and path, for a moved file) for a video whose content did not change."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE videos SET path = coalesce(?, path), size = ?, mtime_ns = ? WHERE id = ?",
+            (path, stamp.size, stamp.mtime_ns, video_id),
+        )
+
+
+def delete_videos(conn: sqlite3.Connection, video_ids: Iterable[int]) -> int:
+    """Remove videos with their tracks and cues (and so their FTS entries); returns how many."""
+    ids = list(video_ids)
+    with transaction(conn):
+        conn.executemany("DELETE FROM videos WHERE id = ?", [(i,) for i in ids])
+    return len(ids)
