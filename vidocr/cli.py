@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -90,7 +91,8 @@ def _add_optional_commands(sub: Any) -> None:
 
 
 def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str], command: str) -> None:
-    """Load ``--config`` (if given) as parser defaults, so explicit options still win."""
+    """Load ``--config`` (if given) as defaults of the (sub)command named in ``argv``, so explicit
+    options still win. The file's section named after the top command applies (``extract:``...)."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(argv)
@@ -99,24 +101,30 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str], command: 
     from vidocr.config import load_config
 
     values = load_config(known.config, command)
-    sub = _subparser(parser, command)
+    sub = _leaf_parser(parser, argv)
     valid = {a.dest for a in sub._actions}
     unknown = sorted(set(values) - valid)
     if unknown:
         raise ConfigError(f"unknown option(s) in config: {', '.join(unknown)}", known.config)
     if isinstance(values.get("format"), list):
         values["format"] = ",".join(values["format"])
-    if isinstance(values.get("server"), str):
-        values["server"] = [values["server"]]
+    for name in ("server", "engine_opt"):
+        if isinstance(values.get(name), str):
+            values[name] = [values[name]]
     sub.set_defaults(**values)
 
 
-def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            found: argparse.ArgumentParser = action.choices[command]
-            return found
-    raise ConfigError(f"unknown command {command}")
+def _leaf_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the deepest subcommand named in ``argv`` (``index build`` -> its parser)."""
+    current = parser
+    for token in argv:
+        if token.startswith("-"):
+            continue
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or token not in subs[0].choices:
+            break
+        current = subs[0].choices[token]
+    return current
 
 
 def extract_options_from_args(args: argparse.Namespace) -> Any:
@@ -312,6 +320,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly, as command-line tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 def _setup_logging(verbose: bool, quiet: bool) -> None:

@@ -12,11 +12,11 @@ import logging
 import queue
 import threading
 import time
-from typing import cast
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 import cv2
 import numpy as np
