@@ -264,7 +264,7 @@ def _stream(
     merger = CueMerger(options.merge)
     pending: deque[_PendingSegment] = deque()
     results: dict[int, OcrResult] = {}
-    offsets: dict[int, tuple[int, int]] = {}
+    offsets: dict[int, tuple[int, int, float]] = {}
     read_id = 0
     frames = 0
     cues_out = 0
@@ -291,9 +291,10 @@ def _stream(
             elif kind == "read" and frame is not None:
                 read_id += 1
                 crop = ocr_crop(box, payload.lines, scale)
-                offsets[read_id] = (crop.x, crop.y)
+                image, zoom = ocr_image(frame, box, crop), 1.0
+                offsets[read_id] = (crop.x, crop.y, zoom)
                 pending[-1].reads.append((read_id, payload))
-                worker.submit(read_id, frame.bgr(Box(box.x + crop.x, box.y + crop.y, crop.w, crop.h)))
+                worker.submit(read_id, image)
 
     for frame in source.frames(options.start, options.end):
         frames += 1
@@ -357,14 +358,21 @@ def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float) -> Box:
     return Box(0, y0, box.w, y1 - y0)
 
 
-def _shift(result: OcrResult, dx: int, dy: int) -> OcrResult:
-    """Move line boxes from crop to band coordinates, so reads of different crops compare."""
-    if not dx and not dy:
+def _shift(result: OcrResult, dx: int, dy: int, zoom: float) -> OcrResult:
+    """Move line boxes from (scaled) crop to band coordinates, so reads of different crops compare."""
+    if not dx and not dy and zoom == 1.0:
         return result
-    lines = tuple(
-        replace(ln, box=Box(ln.box.x + dx, ln.box.y + dy, ln.box.w, ln.box.h)) if ln.box else ln for ln in result.lines
-    )
+
+    def moved(b: Box) -> Box:
+        return Box(dx + round(b.x / zoom), dy + round(b.y / zoom), round(b.w / zoom), round(b.h / zoom))
+
+    lines = tuple(replace(ln, box=moved(ln.box)) if ln.box else ln for ln in result.lines)
     return replace(result, lines=lines)
+
+
+def ocr_image(frame: DecodedFrame, box: Box, crop: Box) -> np.ndarray:
+    """The BGR image to read, at full resolution (recognisers need the detail)."""
+    return frame.bgr(Box(box.x + crop.x, box.y + crop.y, crop.w, crop.h))
 
 
 def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scale: float) -> SegmentRecord:

@@ -43,7 +43,8 @@ def _restore_fullwidth(line: str) -> str:
     for i, ch in enumerate(line):
         if ch in _FULLWIDTH:
             prev = line[i - 1] if i > 0 else ""
-            if prev and is_cjk(prev):
+            nxt = line[i + 1] if i + 1 < len(line) else ""
+            if (prev and is_cjk(prev)) or (nxt and is_cjk(nxt)):
                 out.append(_FULLWIDTH[ch])
                 continue
         out.append(ch)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import av
+import cv2
 import numpy as np
 
 from vidocr.errors import DecodeError, InputError
@@ -50,8 +51,15 @@ class DecodedFrame:
         return _rotate(y, self.rotation)
 
     def bgr(self, box: Box | None = None) -> np.ndarray:
-        """BGR uint8 image of the frame (display orientation), cropped to ``box`` if given."""
-        img = _rotate(self.frame.to_ndarray(format="bgr24"), self.rotation)
+        """BGR uint8 image of the frame (display orientation), cropped to ``box`` if given.
+
+        For 4:2:0 video only the crop is converted (a band is ~1/6 of a frame: the full conversion
+        cost ~13 ms a 720p frame, most of an OCR read's preparation).
+        """
+        frame = self.frame
+        if box is not None and not self.rotation and frame.format.name in ("yuv420p", "yuvj420p"):
+            return _crop_i420(frame, box)
+        img = _rotate(frame.to_ndarray(format="bgr24"), self.rotation)
         if box is not None:
             img = img[box.y : box.y + box.h, box.x : box.x + box.w]
         return np.ascontiguousarray(img)
@@ -62,6 +70,28 @@ class DecodedFrame:
         height = max(2, round(src_h * width / src_w / 2) * 2)
         small = self.frame.reformat(width=width, height=height, format="bgr24").to_ndarray()
         return _rotate(small, self.rotation)
+
+
+def _plane(frame: av.VideoFrame, index: int) -> np.ndarray:
+    plane = frame.planes[index]
+    return np.frombuffer(memoryview(plane), np.uint8).reshape(plane.height, plane.line_size)
+
+
+def _crop_i420(frame: av.VideoFrame, box: Box) -> np.ndarray:
+    """Convert just ``box`` of a 4:2:0 frame to BGR (the box is widened to even coordinates)."""
+    x0, y0 = box.x & ~1, box.y & ~1
+    x1 = min(frame.width, box.x + box.w + 1) & ~1
+    y1 = min(frame.height, box.y + box.h + 1) & ~1
+    h, w = y1 - y0, x1 - x0
+    i420 = np.empty((h * 3 // 2, w), np.uint8)
+    i420[:h] = _plane(frame, 0)[y0:y1, x0:x1]
+    chroma = [_plane(frame, k)[y0 // 2 : y1 // 2, x0 // 2 : x1 // 2] for k in (1, 2)]
+    i420[h:].reshape(-1)[: h * w // 4] = chroma[0].reshape(-1)
+    i420[h:].reshape(-1)[h * w // 4 :] = chroma[1].reshape(-1)
+    code = cv2.COLOR_YUV2BGR_I420
+    bgr = cv2.cvtColor(i420, code)
+    # Back to the exact box (it was widened to even coordinates for the chroma grid).
+    return np.ascontiguousarray(bgr[box.y - y0 : box.y - y0 + box.h, box.x - x0 : box.x - x0 + box.w])
 
 
 def _rotate(img: np.ndarray, rotation: int) -> np.ndarray:

@@ -1,8 +1,9 @@
 """The embedded CPU engine: RapidOCR (PP-OCR ONNX models shipped inside the rapidocr wheel).
 
-Tuned for subtitle bands (measured on a 2-core machine): the detector limits the LONG side to 960
-pixels (rapidocr's default limits the short side and blew a 1280x180 band up to ~5200x736: 30x
-slower, and it invented text on empty bands), the angle classifier is off (subtitles are upright),
+Tuned for subtitle bands (measured on a 2-core machine): the detector limits the LONG side to 736
+pixels, the detection model's own working size (rapidocr's default limits the SHORT side and blew a
+1280x180 band up to ~5200x736: 30x slower, and it invented text on empty bands); recognition still
+reads the lines at full resolution from the original crop, the angle classifier is off (subtitles are upright),
 and each process runs ONNX Runtime with one thread; parallelism comes from worker processes, which
 scale better than ORT threads on few cores. Only the default models are used: they are inside the
 wheel, every other model would be downloaded at run time.
@@ -28,7 +29,7 @@ log = logging.getLogger("vidocr")
 
 RAPIDOCR_PARAMS: dict[str, Any] = {
     "Det.limit_type": "max",
-    "Det.limit_side_len": 960,
+    "Det.limit_side_len": 736,
     "Global.use_cls": False,
     "Global.log_level": "critical",
     "EngineConfig.onnxruntime.intra_op_num_threads": 1,
