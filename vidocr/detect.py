@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -129,13 +129,13 @@ class BandChangeDetector:
         self._last_sample: _Sample | None = None
         self._next_sample_s = 0.0
         self._count = 0
-        self._cuts = _SceneCuts(fps_hint) if self.options.scene_cuts else None
         self.samples = 0
 
     # -- public -------------------------------------------------------------------------------
-    def push(self, ts: Timestamp, edges: np.ndarray, small_bgr: np.ndarray | None = None) -> Iterator[tuple]:
+    def push(self, ts: Timestamp, edges: np.ndarray, cut: bool = False) -> Iterator[tuple]:
+        """Feed one frame's edge mask; ``cut`` says a shot cut happened at this frame."""
         opts = self.options
-        if self._cuts is not None and small_bgr is not None and self._cuts.is_cut(ts, small_bgr):
+        if cut and opts.scene_cuts:
             self._track.cut_ts = ts
         sampled = opts.sample_fps is None or ts.seconds + 1e-9 >= self._next_sample_s
         if not sampled:
@@ -251,7 +251,7 @@ class BandChangeDetector:
         return ts
 
 
-class _SceneCuts:
+class SceneCuts:
     """PySceneDetect's ContentDetector fed with small frames and exact timestamps."""
 
     def __init__(self, fps_hint: float | None) -> None:
@@ -261,16 +261,9 @@ class _SceneCuts:
         self._seen: dict[int, Timestamp] = {}
 
     def is_cut(self, ts: Timestamp, small_bgr: np.ndarray) -> bool:
+        """Feed every frame in order; True at a frame where PySceneDetect reports a cut."""
         tc = FrameTimecode(Timecode(ts.pts, ts.time_base), fps=self._fps)
         found = self._detector.process_frame(tc, small_bgr)
         if found:
             self.cuts.append(ts)
         return bool(found)
-
-
-@dataclass
-class DetectStats:
-    segments: int = 0
-    text_segments: int = 0
-    reads: int = 0
-    reasons: dict[str, int] = field(default_factory=dict)

@@ -21,11 +21,11 @@ from typing import cast
 import cv2
 import numpy as np
 
-from vidocr.detect import BandChangeDetector, DetectOptions, ReadRequest, Segment
+from vidocr.detect import BandChangeDetector, DetectOptions, ReadRequest, SceneCuts, Segment
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, EngineError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
-from vidocr.region import Region, find_band, parse_roi
+from vidocr.region import Region, find_zones, parse_roi
 from vidocr.textmask import TextLine, analysis_scale, edge_mask
 from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
 from vidocr.video import DecodedFrame, VideoSource
@@ -39,7 +39,10 @@ class ExtractOptions:
 
     engine: registry name of the OCR engine (``vidocr.engines.ENGINES``).
     task: what to ask the engine for; ``Task.TRANSLATE`` needs ``translate_to``.
-    roi: subtitle band as ``"x,y,w,h"`` (pixels, or fractions <= 1.0) or a :class:`Box`; None = automatic.
+    roi: one subtitle band as ``"x,y,w,h"`` (pixels, or fractions <= 1.0) or a :class:`Box`; overrides zones.
+    zones: "auto" (every subtitle zone found), "bottom" (the single strongest band), "top", "top,bottom",
+        or boxes ``"x,y,w,h;x,y,w,h"``. Each zone is tracked, read and merged on its own.
+    keep_static: keep text that stays put (logos, watermarks, clocks); by default it never becomes a cue.
     start, end: seconds on the video's own clock (0 = first frame); cue times stay on that clock.
     queue_size: band crops that may wait for OCR before decoding pauses (bounds memory).
     """
@@ -49,6 +52,8 @@ class ExtractOptions:
     task: Task = Task.SUBTITLE
     translate_to: str | None = None
     roi: str | Box | None = None
+    zones: str = "auto"
+    keep_static: bool = False
     start: float | None = None
     end: float | None = None
     detect: DetectOptions = field(default_factory=DetectOptions)
@@ -103,19 +108,41 @@ def extract(
             # Models load on a background thread while the band is being found.
             own_engine = BackgroundEngine(options.engine, _engine_options(options))
             engine = cast(OcrEngine, own_engine)
-        if options.roi is None:
-            region = find_band(source, options.start, options.end)
-        else:
-            box = options.roi if isinstance(options.roi, Box) else parse_roi(options.roi, info.width, info.height)
-            region = Region(box, "user")
+        regions = _regions(source, options)
     except BaseException:
         source.close()
         if own_engine is not None:
             own_engine.close()
         raise
-    info.stats.update({"band": region.box.as_list(), "band_source": region.source})
+    info.stats.update(
+        {
+            "band": regions[0].box.as_list(),
+            "band_source": regions[0].source,
+            "zones": [
+                {"name": r.name, "box": r.box.as_list(), "source": r.source, "static": [b.as_list() for b in r.static]}
+                for r in regions
+            ],
+        }
+    )
     assert engine is not None
-    return _run(source, region, options, engine, own_engine is not None, progress), info
+    return _run(source, regions, options, engine, own_engine is not None, progress), info
+
+
+def _regions(source: VideoSource, options: ExtractOptions) -> list[Region]:
+    info = source.info
+    if options.roi is not None:
+        box = options.roi if isinstance(options.roi, Box) else parse_roi(options.roi, info.width, info.height)
+        return [Region(box, "user", name=_position_name(box, info.height))]
+    spec = options.zones.strip().lower()
+    if any(ch.isdigit() for ch in spec):
+        boxes = [parse_roi(part, info.width, info.height) for part in spec.split(";") if part.strip()]
+        return [Region(b, "user", name=f"{_position_name(b, info.height)}{i + 1}") for i, b in enumerate(boxes)]
+    return find_zones(source, options.start, options.end, spec, keep_static=options.keep_static)
+
+
+def _position_name(box: Box, height: int) -> str:
+    centre = (box.y + box.h / 2) / max(height, 1)
+    return "bottom" if centre >= 0.55 else "top" if centre <= 0.4 else "middle"
 
 
 def _engine_options(options: ExtractOptions) -> EngineOptions:
@@ -216,7 +243,7 @@ class _OcrWorker:
 
 def _run(
     source: VideoSource,
-    region: Region,
+    regions: list[Region],
     options: ExtractOptions,
     engine: OcrEngine,
     own_engine: bool,
@@ -228,7 +255,7 @@ def _run(
     try:
         batch = options.engine_options.batch_size or engine.preferred_batch
         worker = _OcrWorker(engine, options.task, batch, options.queue_size)
-        yield from _stream(source, region, options, worker, progress)
+        yield from _stream(source, regions, options, worker, progress)
         info.stats["ocr_batches"] = len(worker.batches)
         info.stats["max_batch"] = max(worker.batches, default=0)
     except BaseException:
@@ -245,26 +272,65 @@ def _run(
         info.stats["seconds"] = round(time.monotonic() - started, 3)
 
 
+class _Zone:
+    """Per-zone state: its band, detector, merger and the segments waiting for their reads."""
+
+    def __init__(self, region: Region, options: ExtractOptions, fps: float | None) -> None:
+        self.region = region
+        self.name = region.name
+        self.box = box = region.box
+        self.scale = scale = analysis_scale(box.w)
+        core = None
+        if region.core is not None:
+            core = (int((region.core[0] - box.y) * scale), int((region.core[1] - box.y) * scale) + 1)
+        line_h = region.line_height * scale if region.line_height else None
+        self.detector = BandChangeDetector(options.detect, fps, line_h, core)
+        self.merger = CueMerger(options.merge)
+        self.pending: deque[_PendingSegment] = deque()
+        # Static text (logos, watermarks) in band coordinates, and as analysis-resolution rectangles.
+        self.static = [Box(b.x - box.x, b.y - box.y, b.w, b.h) for b in region.static]
+        self._static_px = [
+            (int(b.y * scale), int((b.y + b.h) * scale) + 1, int(b.x * scale), int((b.x + b.w) * scale) + 1)
+            for b in self.static
+        ]
+        self.suppressed = 0
+
+    def edges(self, luma: np.ndarray) -> np.ndarray:
+        box = self.box
+        band = luma[box.y : box.y + box.h, box.x : box.x + box.w]
+        if not band.flags.c_contiguous:
+            band = np.ascontiguousarray(band)
+        edges = edge_mask(band, self.scale)
+        for y0, y1, x0, x1 in self._static_px:
+            edges[max(0, y0) : y1, max(0, x0) : x1] = 0
+        return edges
+
+    def drop_static(self, result: OcrResult) -> OcrResult:
+        """OCR lines centred inside a static text box are the logo, not the subtitle."""
+        if not self.static or not result.lines:
+            return result
+        kept = tuple(ln for ln in result.lines if ln.box is None or not _centre_in(ln.box, self.static))
+        self.suppressed += len(result.lines) - len(kept)
+        return replace(result, lines=kept) if len(kept) != len(result.lines) else result
+
+
+def _centre_in(box: Box, boxes: Sequence[Box]) -> bool:
+    cx, cy = box.x + box.w / 2, box.y + box.h / 2
+    return any(b.x <= cx <= b.x + b.w and b.y <= cy <= b.y + b.h for b in boxes)
+
+
 def _stream(
     source: VideoSource,
-    region: Region,
+    regions: list[Region],
     options: ExtractOptions,
     worker: _OcrWorker,
     progress: ProgressFn | None,
 ) -> Iterator[Cue]:
     info = source.info
-    box = region.box
-    scale = analysis_scale(box.w)
-    core = None
-    if region.core is not None:
-        core = (int((region.core[0] - box.y) * scale), int((region.core[1] - box.y) * scale) + 1)
-    detector = BandChangeDetector(
-        options.detect, info.fps, region.line_height * scale if region.line_height else None, core
-    )
-    merger = CueMerger(options.merge)
-    pending: deque[_PendingSegment] = deque()
+    zones = [_Zone(region, options, info.fps) for region in regions]
+    cuts = SceneCuts(info.fps) if options.detect.scene_cuts else None
     results: dict[int, OcrResult] = {}
-    offsets: dict[int, tuple[int, int, float]] = {}
+    offsets: dict[int, tuple[_Zone, int, int, float]] = {}
     read_id = 0
     frames = 0
     cues_out = 0
@@ -273,42 +339,45 @@ def _stream(
     last_report = 0.0
     total = (options.end or info.duration_s or 0) - (options.start or 0) or None
 
-    def ready() -> Iterator[Cue]:
+    def named(zone: _Zone, cues: list[Cue]) -> Iterator[Cue]:
         nonlocal cues_out
-        for rid, result in worker.take().items():
-            results[rid] = _shift(result, *offsets.pop(rid))
-        while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
-            done = pending.popleft()
-            for cue in merger.push(_record(done, results, box, scale)):
-                cues_out += 1
-                yield cue
+        for cue in cues:
+            cues_out += 1
+            yield replace(cue, zone=zone.name)
 
-    def handle(events: Iterator[tuple], frame: DecodedFrame | None) -> None:
+    def ready() -> Iterator[Cue]:
+        for rid, result in worker.take().items():
+            zone, dx, dy, zoom = offsets.pop(rid)
+            results[rid] = zone.drop_static(_shift(result, dx, dy, zoom))
+        for zone in zones:
+            pending = zone.pending
+            while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
+                done = pending.popleft()
+                yield from named(zone, zone.merger.push(_record(done, results, zone.box, zone.scale)))
+
+    def handle(zone: _Zone, events: Iterator[tuple], frame: DecodedFrame | None) -> None:
         nonlocal read_id
         for kind, payload in events:
             if kind == "start":
-                pending.append(_PendingSegment(payload))
+                zone.pending.append(_PendingSegment(payload))
             elif kind == "read" and frame is not None:
                 read_id += 1
-                crop = ocr_crop(box, payload.lines, scale)
-                image, zoom = ocr_image(frame, box, crop), 1.0
-                offsets[read_id] = (crop.x, crop.y, zoom)
-                pending[-1].reads.append((read_id, payload))
-                worker.submit(read_id, image)
+                crop = ocr_crop(zone.box, payload.lines, zone.scale)
+                offsets[read_id] = (zone, crop.x, crop.y, 1.0)
+                zone.pending[-1].reads.append((read_id, payload))
+                worker.submit(read_id, ocr_image(frame, zone.box, crop))
 
     for frame in source.frames(options.start, options.end):
         frames += 1
         luma = frame.luma()
-        band = luma[box.y : box.y + box.h, box.x : box.x + box.w]
-        if not band.flags.c_contiguous and frame.rotation:
-            band = np.ascontiguousarray(band)
-        edges = edge_mask(band, scale)
-        small = None
-        if options.detect.scene_cuts:
+        cut = False
+        if cuts is not None:
             # A strided view is enough for shot cuts and costs nothing (a full-frame area resize: ~4 ms).
             stride = max(1, luma.shape[1] // 128)
             small = cv2.cvtColor(np.ascontiguousarray(luma[::stride, ::stride]), cv2.COLOR_GRAY2BGR)
-        handle(detector.push(frame.ts, edges, small), frame)
+            cut = cuts.is_cut(frame.ts, small)
+        for zone in zones:
+            handle(zone, zone.detector.push(frame.ts, zone.edges(luma), cut), frame)
         last_ts = frame.ts
         yield from ready()
         if progress is not None:
@@ -319,25 +388,28 @@ def _stream(
     if last_ts is None:
         raise VidocrError("no video frames in the requested range", str(source.path))
     end = Timestamp(last_ts.pts + step.pts, last_ts.time_base)
-    handle(detector.finish(end), None)
+    for zone in zones:
+        handle(zone, zone.detector.finish(end), None)
     worker.flush()
-    while pending:
+    while any(zone.pending for zone in zones):
         yield from ready()
-        if pending:
+        if any(zone.pending for zone in zones):
             time.sleep(0.005)
-    for cue in merger.flush():
-        cues_out += 1
-        yield cue
+    for zone in zones:
+        yield from named(zone, zone.merger.flush())
     if progress is not None:
         _report(progress, Progress(str(source.path), end.seconds, total, frames, read_id, cues_out))
     info.stats.update(
         {
             "frames": frames,
             "corrupt_frames": source.corrupt_frames,
-            "samples": detector.samples,
+            "samples": sum(zone.detector.samples for zone in zones),
             "ocr_calls": read_id,
+            "frames_read": read_id,
             "cues": cues_out,
-            "scene_cuts": len(detector._cuts.cuts) if detector._cuts else 0,
+            "scene_cuts": len(cuts.cuts) if cuts else 0,
+            "static_texts": sum(len(zone.static) for zone in zones),
+            "static_lines_dropped": sum(zone.suppressed for zone in zones),
             "duration_decoded_s": round(end.seconds, 3),
         }
     )

@@ -14,13 +14,13 @@ band: ~3.5x cheaper than whole frames.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
-from vidocr.textmask import analysis_scale, edge_mask, text_lines
+from vidocr.textmask import TextLine, analysis_scale, edge_mask, text_lines
 from vidocr.types import Box
 from vidocr.video import VideoSource
 
@@ -30,13 +30,19 @@ _KERNEL = np.ones((3, 3), np.uint8)
 
 @dataclass(frozen=True)
 class Region:
+    """A subtitle zone: the band OCR reads, and what the finder learnt about it."""
+
     box: Box
-    source: str  # "user", "auto" or "default"
+    source: str  # "user", "auto", "default" or "strip"
     line_height: int | None = None
     samples: int = 0
     #: Frame rows where subtitle lines were actually seen (the band adds margins and room for a
     #: second line). A band state counts as text only if one of its lines touches these rows.
     core: tuple[int, int] | None = None
+    name: str = "bottom"
+    #: Boxes (frame pixels) of text that stayed put through the sampled frames: logos, watermarks,
+    #: burned-in clocks. Masked out of change detection; OCR lines inside them are dropped.
+    static: tuple[Box, ...] = ()
 
 
 def parse_roi(spec: str, width: int, height: int) -> Box:
@@ -65,61 +71,246 @@ def default_band(width: int, height: int) -> Box:
     return Box(0, top, width, height - top)
 
 
+ZONE_MODES = ("auto", "bottom", "top", "top,bottom")
+#: Static-text suppression needs evidence: text present in this share of the sampled frames, over at
+#: least this many seconds (a single subtitle held through a short clip is not a logo).
+STATIC_SHARE = 0.95
+STATIC_MIN_SPAN_S = 10.0
+
+
 def find_band(source: VideoSource, start: float | None, end: float | None, samples: int = 48) -> Region:
-    """Vote for the subtitle rows over frames sampled across [start, end)."""
+    """The single strongest subtitle band (the classic one-track result)."""
+    return find_zones(source, start, end, "bottom", samples)[0]
+
+
+def find_zones(
+    source: VideoSource,
+    start: float | None,
+    end: float | None,
+    mode: str = "auto",
+    samples: int = 48,
+    keep_static: bool = False,
+) -> list[Region]:
+    """Find subtitle zones from frames sampled across [start, end).
+
+    ``mode``: "bottom" (the strongest band, wherever it is: bottom dialogue, letterbox bar, mid-low
+    captions), "top" (strongest in the upper half), "top,bottom", or "auto" (every band with at least
+    a third of the strongest band's votes, up to three).
+    """
+    if mode not in ZONE_MODES:
+        raise ConfigError(f"--zones must be one of {', '.join(ZONE_MODES)} or x,y,w,h;x,y,w,h boxes, got {mode!r}")
     info = source.info
     width, height = info.width, info.height
     if width >= 4 * height:
         # Already a strip (a pre-cropped subtitle band, a ticker): read all of it.
-        return Region(Box(0, 0, width, height), "strip", None, 0)
+        return [Region(Box(0, 0, width, height), "strip", None, 0)]
     scale = analysis_scale(width)
-    votes = np.zeros(max(1, round(height * scale)) + 1, np.float64)
+    lumas = [_small(luma, scale) for luma in _sample_lumas(source, start, end, samples)]
+    sampled = [_sample_mask(luma, 1.0) for luma in lumas]
+    span = (end if end is not None else info.duration_s or 0.0) - (start or 0.0)
+    static: np.ndarray = np.zeros(0, np.uint8)
+    static_boxes: tuple[Box, ...] = ()
+    if sampled and not keep_static and span >= STATIC_MIN_SPAN_S and len(sampled) >= 8:
+        presence = np.sum([m for m, _ in sampled], axis=0, dtype=np.int32)
+        static = (presence >= STATIC_SHARE * len(sampled)).astype(np.uint8)
+        static_boxes = _boxes(static, scale)
+    votes, found = _vote(sampled, static)
+    rows = len(votes)
+    if not found or votes.max() <= 0:
+        return [_default_zone(name, width, height, len(sampled), static_boxes) for name in _default_names(mode)]
+    median_h = int(np.median([y1 - y0 for y0, y1, _ in found]))
+    runs = _runs(votes, median_h, limit=3 if mode == "auto" else 1 if mode == "bottom" else 2)
+    zones: list[Region] = []
+    if mode in ("top", "top,bottom"):
+        upper = [r for r in runs if (r[0] + r[1]) / 2 < rows * 0.5]
+        lower = [r for r in runs if (r[0] + r[1]) / 2 >= rows * 0.5]
+        picks = [("top", upper[:1])] + ([("bottom", lower[:1])] if mode == "top,bottom" else [])
+        for name, run in picks:
+            zones += [_zone(r, found, scale, width, height, len(sampled), static_boxes, name) for r in run]
+            if not run:
+                zones.append(_default_zone(name, width, height, len(sampled), static_boxes))
+    else:
+        # The strongest band is the subtitle band; another one must also be read as text by OCR
+        # (picture detail — faces, foliage — can vote as strongly as a second subtitle line).
+        runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(r, lumas, sampled)]
+        zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
+    return _merge_overlapping(zones)
+
+
+def _small(luma: np.ndarray, scale: float) -> np.ndarray:
+    if scale >= 1.0:
+        return luma
+    return cv2.resize(luma, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+
+
+def _reads_as_text(
+    run: tuple[int, int], lumas: list[np.ndarray], sampled: list[tuple[np.ndarray, list[TextLine]]], tries: int = 4
+) -> bool:
+    """OCR (the embedded engine) a few samples whose lines fall in ``run``: text in two of them?"""
+    from vidocr.engines.rapid import RAPIDOCR_PARAMS, _build_ocr, read_band
+    from vidocr.textnorm import comparable
+
+    lo, hi = run
+    candidates = [i for i, (_, lines) in enumerate(sampled) if any(ln.y0 < hi and ln.y1 > lo for ln in lines)]
+    if not candidates:
+        return False
+    count = min(tries, len(candidates))
+    picks = [candidates[round(k * (len(candidates) - 1) / max(1, count - 1))] for k in range(count)]
+    ocr = _build_ocr(RAPIDOCR_PARAMS)
+    margin = max(4, (hi - lo) // 2)
+    hits = 0
+    for i in dict.fromkeys(picks):
+        crop = lumas[i][max(0, lo - margin) : hi + margin]
+        result = read_band(ocr, cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
+        if len(comparable(result.text)) >= 2 and result.confidence >= 0.8:
+            hits += 1
+    return hits >= min(2, len(set(picks)))
+
+
+def _sample_mask(luma: np.ndarray, scale: float) -> tuple[np.ndarray, list[TextLine]]:
+    edges = edge_mask(luma, scale)
+    # Subtitle lines are 2-15% of the picture height; taller components are picture content.
+    return text_lines(edges, min_height=max(5, round(edges.shape[0] * 0.012)), max_height=round(edges.shape[0] * 0.15))
+
+
+def _vote(
+    sampled: list[tuple[np.ndarray, list[TextLine]]], static: np.ndarray
+) -> tuple[np.ndarray, list[tuple[int, int, float]]]:
+    """Row votes of the sampled text lines: new, centred, lower-half, wide lines count most."""
+    rows = sampled[0][0].shape[0] if sampled else 1
+    votes = np.zeros(rows + 1, np.float64)
     found: list[tuple[int, int, float]] = []
-    seen = 0
     previous: np.ndarray | None = None
-    for luma in _sample_lumas(source, start, end, samples):
-        seen += 1
-        edges = edge_mask(luma, scale)
-        # Subtitle lines are 2-15% of the picture height; taller components are picture content.
-        mask, lines = text_lines(edges, min_height=max(5, round(edges.shape[0] * 0.012)),
-                                 max_height=round(edges.shape[0] * 0.15))
+    for mask, lines in sampled:
+        if static.size:
+            mask = mask & (1 - static)
         before = cv2.dilate(previous, _KERNEL) if previous is not None else None
         previous = mask
-        mid = edges.shape[1] / 2
+        mid = mask.shape[1] / 2
         for line in lines:
+            part = mask[line.y0 : line.y1, line.x0 : line.x1]
+            pixels = int(np.count_nonzero(part))
+            if pixels == 0:
+                continue  # all of it static
             centre = (line.x0 + line.x1) / 2
             centred = max(0.15, 1.0 - abs(centre - mid) / mid)
-            lower = 1.0 if (line.y0 + line.y1) / 2 >= edges.shape[0] * 0.5 else 0.6
+            lower = 1.0 if (line.y0 + line.y1) / 2 >= rows * 0.5 else 0.6
             # Subtitles come and go; text that is still there from the last sample (logos, signs,
             # static picture detail) earns little. The first sample counts as half new.
-            part = mask[line.y0 : line.y1, line.x0 : line.x1]
             if before is None:
                 novelty = 0.5
             else:
                 kept = int(np.count_nonzero(part & before[line.y0 : line.y1, line.x0 : line.x1]))
-                novelty = 1.0 - kept / max(1, int(np.count_nonzero(part)))
-            weight = centred * lower * min(1.0, line.width / (4.0 * line.height)) * (0.1 + novelty)
+                novelty = 1.0 - kept / pixels
+            # Subtitle lines are runs of many glyphs; picture detail that lines up gives two or three.
+            glyphs = max(line.glyphs, line.width / max(line.height, 1))
+            weight = centred * lower * min(1.0, glyphs / 6.0) * (0.1 + novelty)
             votes[line.y0 : line.y1] += weight
             found.append((line.y0, line.y1, weight))
-    if not found or votes.max() <= 0:
-        return Region(default_band(width, height), "default", None, seen)
-    lo, hi = _strongest_run(votes, int(np.median([y1 - y0 for y0, y1, _ in found])))
-    # The subtitle's line height: the typical height of the lines that voted for the chosen rows.
+    return votes, found
+
+
+#: A second or third zone needs this share of the strongest zone's peak vote: subtitles in two places
+#: are each read in many samples; picture detail that happens to line up is weaker and patchier.
+SECOND_ZONE_SHARE = 0.6
+
+
+def _runs(votes: np.ndarray, line_h: int, limit: int) -> list[tuple[int, int]]:
+    """The strongest runs of voted rows, strongest first."""
+    votes = votes.copy()
+    top = float(votes.max())
+    runs: list[tuple[int, int]] = []
+    while len(runs) < limit and votes.max() >= SECOND_ZONE_SHARE * top and votes.max() > 0:
+        lo, hi = _strongest_run(votes, line_h)
+        runs.append((lo, hi))
+        votes[max(0, lo - line_h) : hi + line_h] = 0
+    return runs
+
+
+def _zone(
+    run: tuple[int, int],
+    found: list[tuple[int, int, float]],
+    scale: float,
+    width: int,
+    height: int,
+    samples: int,
+    static: tuple[Box, ...],
+    name: str | None = None,
+) -> Region:
+    lo, hi = run
+    rows = round(height * scale)
+    # The subtitle's line height: the typical height of the lines that voted for these rows.
     inside = [(y1 - y0, w) for y0, y1, w in found if y0 < hi and y1 > lo]
     line_h = _weighted_median(inside) if inside else hi - lo
     core = (int(lo / scale), int(np.ceil(hi / scale)))
-    # Pad by half a line, and make room for a second line above a single-line band.
+    centre = (lo + hi) / 2 / max(rows, 1)
+    name = name or ("bottom" if centre >= 0.55 else "top" if centre <= 0.4 else "middle")
+    # Pad by half a line, and make room for a second line: above a bottom or middle band (two-line
+    # subtitles grow upwards), below a top one.
     pad = max(2, line_h // 2)
     if hi - lo < 1.8 * line_h:
-        lo -= int(1.3 * line_h)
-    lo, hi = max(0, lo - pad), min(len(votes) - 1, hi + pad)
+        if name == "top":
+            hi += int(1.3 * line_h)
+        else:
+            lo -= int(1.3 * line_h)
+    lo, hi = max(0, lo - pad), min(rows, hi + pad)
     y0, y1 = int(lo / scale), min(height, int(np.ceil(hi / scale)))
     min_h = int(height * 0.08)
     if y1 - y0 < min_h:
         grow = min_h - (y1 - y0)
         y0 = max(0, y0 - grow // 2)
         y1 = min(height, y0 + min_h)
-    return Region(Box(0, y0, width, y1 - y0), "auto", int(line_h / scale), seen, core)
+    box = Box(0, y0, width, y1 - y0)
+    return Region(box, "auto", int(line_h / scale), samples, core, name, _inside(static, box))
+
+
+def _default_names(mode: str) -> list[str]:
+    return ["top", "bottom"] if mode == "top,bottom" else ["top"] if mode == "top" else ["bottom"]
+
+
+def _default_zone(name: str, width: int, height: int, samples: int, static: tuple[Box, ...]) -> Region:
+    box = Box(0, 0, width, int(height * 0.2)) if name == "top" else default_band(width, height)
+    return Region(box, "default", None, samples, None, name, _inside(static, box))
+
+
+def _merge_overlapping(zones: list[Region]) -> list[Region]:
+    """Zones whose bands overlap become one (two subtitle lines at nearby heights)."""
+    zones = sorted(zones, key=lambda z: z.box.y)
+    out: list[Region] = []
+    for zone in zones:
+        if out and zone.box.y < out[-1].box.y + out[-1].box.h:
+            prev = out[-1]
+            y0, y1 = prev.box.y, max(prev.box.y + prev.box.h, zone.box.y + zone.box.h)
+            core = None
+            if prev.core and zone.core:
+                core = (min(prev.core[0], zone.core[0]), max(prev.core[1], zone.core[1]))
+            box = Box(0, y0, prev.box.w, y1 - y0)
+            out[-1] = replace(prev, box=box, core=core, static=tuple(set(prev.static) | set(zone.static)))
+            continue
+        out.append(zone)
+    # Strongest-first order is lost by sorting; name clashes get a number.
+    names: dict[str, int] = {}
+    for i, zone in enumerate(out):
+        names[zone.name] = names.get(zone.name, 0) + 1
+        if names[zone.name] > 1:
+            out[i] = replace(zone, name=f"{zone.name}{names[zone.name]}")
+    return out
+
+
+def _boxes(mask: np.ndarray, scale: float) -> tuple[Box, ...]:
+    """Bounding boxes (frame pixels, slightly grown) of the components of an analysis-resolution mask."""
+    grown = cv2.dilate(mask, np.ones((5, 5), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    out = []
+    for i in range(1, count):
+        x, y, w, h, area = (int(v) for v in stats[i])
+        if area >= 30:
+            out.append(Box(int(x / scale), int(y / scale), int(np.ceil(w / scale)), int(np.ceil(h / scale))))
+    return tuple(out)
+
+
+def _inside(boxes: tuple[Box, ...], band: Box) -> tuple[Box, ...]:
+    return tuple(b for b in boxes if b.y < band.y + band.h and b.y + b.h > band.y)
 
 
 def _weighted_median(values: list[tuple[int, float]]) -> int:
