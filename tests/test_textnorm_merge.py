@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from vidocr.merge import CueMerger, Read, SegmentRecord
 from vidocr.textnorm import comparable, normalize_text, text_similarity
-from vidocr.types import OcrLine, OcrResult
+from vidocr.types import Box, OcrLine, OcrResult
 
 
 def result(text: str, conf: float = 0.99) -> OcrResult:
@@ -91,3 +91,18 @@ def test_a_brief_read_that_lost_a_character_between_two_equal_reads_is_rejoined(
         seg(1900, 3000, (1940, 1940, "一句话跨过好几个镜头")),
     )
     assert cues == [(0, 3000, "一句话跨过好几个镜头")]
+
+
+def test_a_later_read_that_lost_glyphs_of_the_same_line_joins_but_a_growing_line_does_not() -> None:
+    def boxed(start: int, end: int, text: str, x: int, w: int) -> SegmentRecord:
+        res = OcrResult((OcrLine(text, 0.99, Box(x, 10, w, 40)),))
+        return SegmentRecord(start, end, [Read(start + 40, start, res)], 0.5)
+
+    merger = CueMerger()
+    cues = merger.push(boxed(0, 1000, "字幕一", 560, 150)) + merger.push(boxed(1000, 1500, "字幕", 572, 100))
+    cues += merger.flush()
+    assert [(c.start_ms, c.end_ms, c.text) for c in cues] == [(0, 1500, "字幕一")]
+    merger = CueMerger()
+    cues = merger.push(boxed(0, 1000, "你听我说", 580, 120)) + merger.push(boxed(1000, 1500, "你听我说完", 565, 150))
+    cues += merger.flush()
+    assert [c.text for c in cues] == ["你听我说", "你听我说完"]

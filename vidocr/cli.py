@@ -39,9 +39,13 @@ def parse_time(text: str | float | int | None) -> float | None:
 
 def _add_extract_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output-dir", help="folder for the outputs (default: beside each video)")
-    p.add_argument("-f", "--format", default="srt", help="output formats, comma-separated: srt,vtt,json")
+    p.add_argument("-f", "--format", default="srt", help="output formats, comma-separated: srt,vtt,json,ass")
     p.add_argument("--engine", default="rapidocr", help="OCR engine (default: rapidocr, the embedded CPU engine)")
-    p.add_argument("--roi", help="subtitle band x,y,w,h in pixels or fractions (default: found automatically)")
+    p.add_argument("--roi", help="one subtitle band x,y,w,h in pixels or fractions (overrides --zones)")
+    p.add_argument("--zones", default="auto",
+                   help="auto (every subtitle zone), bottom (one band, the classic result), top, top,bottom, "
+                        "or boxes x,y,w,h;x,y,w,h")
+    p.add_argument("--keep-static", action="store_true", help="keep static text (logos, watermarks) as cues")
     p.add_argument("--start", help="start time (seconds or [HH:]MM:SS[.mmm])")
     p.add_argument("--end", help="end time (seconds or [HH:]MM:SS[.mmm])")
     p.add_argument("--sample-fps", type=float, help="frames per second that drive change decisions (default: all)")
@@ -100,9 +104,11 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str], command: 
         return
     from vidocr.config import load_config
 
-    values = load_config(known.config, command)
+    values = load_config(known.config, "watch" if command == "jobs" else command)
     sub = _leaf_parser(parser, argv)
     valid = {a.dest for a in sub._actions}
+    if command == "jobs":  # the daemon's config says where its queue is; its other keys are the daemon's
+        values = {k: v for k, v in values.items() if k in {"db", "jobs_db"}}
     unknown = sorted(set(values) - valid)
     if unknown:
         raise ConfigError(f"unknown option(s) in config: {', '.join(unknown)}", known.config)
@@ -165,6 +171,8 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         task=task,
         translate_to=translate,
         roi=args.roi,
+        zones=str(getattr(args, "zones", None) or "auto"),
+        keep_static=bool(getattr(args, "keep_static", False)),
         start=start,
         end=end,
         detect=DetectOptions(**detect_kwargs),

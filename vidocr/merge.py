@@ -44,6 +44,9 @@ class Read:
     ts_ms: int
     split_ms: int
     result: OcrResult
+    #: The mask changed (a little) since the previous read; False for periodic re-reads of a mask
+    #: that stayed put, whose differences can only be OCR noise.
+    mask_moved: bool = True
 
 
 @dataclass
@@ -106,7 +109,10 @@ class CueMerger:
         pieces: list[_Open] = []
         current = _Open(seg.start_ms, seg.end_ms, [reads[0].result], seg.box)
         for read in reads[1:]:
-            if self._same_subtitle(current.text(), read.result.text, _extent(current.results), _extent([read.result])):
+            same = self._same_subtitle(
+                current.text(), read.result.text, _extent(current.results), _extent([read.result])
+            )
+            if same or (not read.mask_moved and text_similarity(current.text(), read.result.text) >= 0.5):
                 current.results.append(read.result)
                 continue
             cut = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
@@ -157,6 +163,10 @@ class CueMerger:
         ta, tb = comparable(a.text()), comparable(b.text())
         if ta == tb:
             return True
+        if tb and tb in ta and _within(_extent(b.results), _extent(a.results)):
+            # The later read lost glyphs of the same line (a cut put a bright background behind them):
+            # subtitles do not shrink in place, while growing ones ("你听我说" -> "你听我说完") do exist.
+            return True
         if len(ta) != len(tb):
             return text_similarity(ta, tb) >= self.options.join_similarity and _boxes_agree(
                 _extent(a.results), _extent(b.results)
@@ -199,6 +209,14 @@ def _extent(results: Sequence[OcrResult]) -> Box | None:
     return Box(x0, y0, x1 - x0, y1 - y0)
 
 
+def _within(inner: Box | None, outer: Box | None, tolerance: float = 0.04) -> bool:
+    """``inner`` lies inside ``outer`` (with a few percent of slack)."""
+    if inner is None or outer is None:
+        return False
+    slack = tolerance * max(outer.w, 1)
+    return inner.x >= outer.x - slack and inner.x + inner.w <= outer.x + outer.w + slack
+
+
 def _boxes_agree(a: Box | None, b: Box | None, tolerance: float = 0.04) -> bool:
     """Same line extent within a few percent of its width (left and right edges both)."""
     if a is None or b is None:
@@ -213,7 +231,13 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
         return "", 0.0, None
     texts = [normalize_text(r.text) for r in results]
     if len(results) <= 2:
-        best = max(range(len(results)), key=lambda i: (results[i].confidence, len(texts[i])))
+        plain = [comparable(t) for t in texts]
+        # Two reads, one a part of the other: the other saw more of the line (a glyph lost to a fade
+        # or an occlusion is a common miss, an invented one is not).
+        if len(results) == 2 and plain[0] != plain[1] and (plain[0] in plain[1] or plain[1] in plain[0]):
+            best = 0 if len(plain[0]) > len(plain[1]) else 1
+        else:
+            best = max(range(len(results)), key=lambda i: (results[i].confidence, len(texts[i])))
     else:
         scores = []
         for i, ti in enumerate(texts):

@@ -25,7 +25,7 @@ from vidocr.detect import BandChangeDetector, DetectOptions, ReadRequest, SceneC
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, EngineError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
-from vidocr.region import Region, find_zones, parse_roi
+from vidocr.region import Region, find_static, find_zones, parse_roi
 from vidocr.textmask import TextLine, analysis_scale, edge_mask
 from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
 from vidocr.video import DecodedFrame, VideoSource
@@ -130,14 +130,21 @@ def extract(
 
 def _regions(source: VideoSource, options: ExtractOptions) -> list[Region]:
     info = source.info
+    spec = options.zones.strip().lower()
+    if options.roi is None and not any(ch.isdigit() for ch in spec):
+        return find_zones(source, options.start, options.end, spec, keep_static=options.keep_static)
     if options.roi is not None:
         box = options.roi if isinstance(options.roi, Box) else parse_roi(options.roi, info.width, info.height)
-        return [Region(box, "user", name=_position_name(box, info.height))]
-    spec = options.zones.strip().lower()
-    if any(ch.isdigit() for ch in spec):
+        named = [(_position_name(box, info.height), box)]
+    else:
         boxes = [parse_roi(part, info.width, info.height) for part in spec.split(";") if part.strip()]
-        return [Region(b, "user", name=f"{_position_name(b, info.height)}{i + 1}") for i, b in enumerate(boxes)]
-    return find_zones(source, options.start, options.end, spec, keep_static=options.keep_static)
+        named = [(f"{_position_name(b, info.height)}{i + 1}", b) for i, b in enumerate(boxes)]
+    static = () if options.keep_static else find_static(source, options.start, options.end)
+    return [Region(b, "user", name=name, static=_overlapping(static, b)) for name, b in named]
+
+
+def _overlapping(boxes: Sequence[Box], band: Box) -> tuple[Box, ...]:
+    return tuple(b for b in boxes if b.y < band.y + band.h and b.y + b.h > band.y)
 
 
 def _position_name(box: Box, height: int) -> str:
@@ -450,7 +457,7 @@ def ocr_image(frame: DecodedFrame, box: Box, crop: Box) -> np.ndarray:
 def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scale: float) -> SegmentRecord:
     seg = done.segment
     assert seg.end is not None
-    reads = [Read(req.ts.ms, req.split_at.ms, results.pop(rid)) for rid, req in done.reads]
+    reads = [Read(req.ts.ms, req.split_at.ms, results.pop(rid), req.reason != "recheck") for rid, req in done.reads]
     text_box = None
     if seg.lines:
         x0 = min(ln.x0 for ln in seg.lines)

@@ -110,10 +110,9 @@ def find_zones(
     span = (end if end is not None else info.duration_s or 0.0) - (start or 0.0)
     static: np.ndarray = np.zeros(0, np.uint8)
     static_boxes: tuple[Box, ...] = ()
-    if sampled and not keep_static and span >= STATIC_MIN_SPAN_S and len(sampled) >= 8:
-        presence = np.sum([m for m, _ in sampled], axis=0, dtype=np.int32)
-        static = (presence >= STATIC_SHARE * len(sampled)).astype(np.uint8)
-        static_boxes = _boxes(static, scale)
+    if not keep_static:
+        static = _static_mask(sampled, span)
+        static_boxes = _boxes(static, scale) if static.size else ()
     votes, found = _vote(sampled, static)
     rows = len(votes)
     if not found or votes.max() <= 0:
@@ -135,6 +134,23 @@ def find_zones(
         runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(r, lumas, sampled)]
         zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
     return _merge_overlapping(zones)
+
+
+def find_static(source: VideoSource, start: float | None, end: float | None, samples: int = 48) -> tuple[Box, ...]:
+    """Boxes of text that stays put through the video (logos, watermarks), for user-given zones."""
+    scale = analysis_scale(source.info.width)
+    sampled = [_sample_mask(_small(luma, scale), 1.0) for luma in _sample_lumas(source, start, end, samples)]
+    span = (end if end is not None else source.info.duration_s or 0.0) - (start or 0.0)
+    static = _static_mask(sampled, span)
+    return _boxes(static, scale) if static.size else ()
+
+
+def _static_mask(sampled: list[tuple[np.ndarray, list[TextLine]]], span: float) -> np.ndarray:
+    """Text pixels present in nearly every sampled frame, given enough time and samples for evidence."""
+    if not sampled or span < STATIC_MIN_SPAN_S or len(sampled) < 8:
+        return np.zeros(0, np.uint8)
+    presence = np.sum([m for m, _ in sampled], axis=0, dtype=np.int32)
+    return np.asarray(presence >= STATIC_SHARE * len(sampled), dtype=np.uint8)
 
 
 def _small(luma: np.ndarray, scale: float) -> np.ndarray:
@@ -206,13 +222,16 @@ def _vote(
             glyphs = max(line.glyphs, line.width / max(line.height, 1))
             weight = centred * lower * min(1.0, glyphs / 6.0) * (0.1 + novelty)
             votes[line.y0 : line.y1] += weight
-            found.append((line.y0, line.y1, weight))
+            # Heights are learnt from lines of separate glyphs; one wide component may be two lines
+            # glued together.
+            if line.glyphs >= 2:
+                found.append((line.y0, line.y1, weight))
     return votes, found
 
 
-#: A second or third zone needs this share of the strongest zone's peak vote: subtitles in two places
-#: are each read in many samples; picture detail that happens to line up is weaker and patchier.
-SECOND_ZONE_SHARE = 0.6
+#: A second or third zone needs this share of the strongest zone's peak vote (upper zones vote at 0.6x),
+#: and OCR must read text in it (see _reads_as_text): picture detail can vote as strongly.
+SECOND_ZONE_SHARE = 0.3
 
 
 def _runs(votes: np.ndarray, line_h: int, limit: int) -> list[tuple[int, int]]:

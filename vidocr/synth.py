@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 FONT_PATH = Path(__file__).parent / "data" / "NotoSansSC-Subset.otf"
 COLOURS = {"white": (255, 255, 255), "yellow": (255, 235, 40)}
-POSITIONS = ("bottom", "top", "middle-low")
+POSITIONS = ("bottom", "top", "middle-low", "corner", "sign")
 BACKGROUNDS = ("photo", "flat", "dark")
 CONTAINERS = {"mp4": "mp4", "mkv": "matroska", "ts": "mpegts"}
 # Variable frame rate: runs of these intervals, with now and then one dropped frame (a doubled interval).
@@ -40,6 +40,10 @@ class SynthCue:
     text: str  # lines separated by "\n"
     position: str = "bottom"  # "bottom" | "top" | "middle-low" (vertical-video captions, ~70% of the height)
     colour: str = "white"  # "white" | "yellow"
+    # Distractors: "corner" (a channel logo / watermark, top right) or "sign" (text in the picture, upper
+    # left third) with ``subtitle=False`` are drawn but are not truth cues; ``scale`` sizes the text.
+    subtitle: bool = True
+    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ def truth_cues(spec: SynthSpec, times: Sequence[Fraction]) -> list[TruthCue]:
     out = []
     for cue in spec.cues:
         shown = _shown(cue, times)
-        if shown:
+        if shown and cue.subtitle:
             out.append(TruthCue(_ms(times[shown[0]]), _ms(times[shown[-1] + 1]), cue.text))
     return sorted(out, key=lambda c: (c.start_ms, c.end_ms))
 
@@ -175,7 +179,7 @@ class _Overlay:
 def _overlay(spec: SynthSpec, cue: SynthCue) -> _Overlay:
     if missing := missing_glyphs(cue.text):
         raise ValueError(f"the bundled font has no glyph for {''.join(sorted(missing))!r}")
-    size = _font_size(spec)
+    size = max(8, round(_font_size(spec) * cue.scale))
     font, stroke, spacing = _font(size), max(1, round(size / 12)), round(size * 0.3)
     measure = ImageDraw.Draw(Image.new("L", (1, 1)))
     box = measure.multiline_textbbox((0, 0), cue.text, font=font, spacing=spacing, align="center", stroke_width=stroke)
@@ -198,6 +202,10 @@ def _overlay(spec: SynthSpec, cue: SynthCue) -> _Overlay:
     alpha = rgba[:, :, 3:]
     pic_top, pic_h = _picture_rows(spec)
     bar, margin = pic_top, round(spec.height * 0.06)
+    if cue.position == "corner":
+        return _Overlay(spec.width - w - margin, pic_top + margin, rgba[:, :, :3] * alpha * 255.0, alpha)
+    if cue.position == "sign":
+        return _Overlay(spec.width // 6, pic_top + pic_h // 4, rgba[:, :, :3] * alpha * 255.0, alpha)
     if cue.position == "middle-low":
         y = int(spec.height * 0.7 - h / 2)
     elif cue.position == "top":

@@ -109,21 +109,25 @@ def text_lines(
         used[a] = True
         x0, y0, w0, h0, _ = cands[a]
         gx1, gy0, gy1 = x0 + w0, y0, y0 + h0
+        # The line's reference: mean centre and tallest glyph of its members (not the union box,
+        # which would grow across to a second subtitle line).
+        centres, ref_h = [y0 + h0 / 2], h0
         for b in range(a + 1, len(cands)):
             if used[b]:
                 continue
             x, y, w, h, _ = cands[b]
-            line_h = gy1 - gy0
             gap = x - gx1
-            if gap > 6 * max(line_h, h):
+            if gap > 6 * max(ref_h, h):
                 break  # candidates are sorted by x: every later one is further away
-            if gap > 2.5 * max(line_h, h):
+            if gap > 2.5 * max(ref_h, h):
                 continue
-            cy, gcy = y + h / 2, (gy0 + gy1) / 2
-            if abs(cy - gcy) > 0.5 * max(line_h, h) or not (0.33 <= h / max(line_h, 1) <= 3.0):
+            cy, ref_cy = y + h / 2, sum(centres) / len(centres)
+            if abs(cy - ref_cy) > 0.5 * max(ref_h, h) or not (0.4 <= h / max(ref_h, 1) <= 2.2):
                 continue
             group.append(b)
             used[b] = True
+            centres.append(cy)
+            ref_h = max(ref_h, h)
             gx1 = max(gx1, x + w)
             gy0, gy1 = min(gy0, y), max(gy1, y + h)
         gx0 = cands[group[0]][0]

@@ -27,6 +27,7 @@ WRITERS: dict[str, str] = {
     "srt": "vidocr.formats.srt:SrtWriter",
     "vtt": "vidocr.formats.vtt:VttWriter",
     "json": "vidocr.formats.jsonfmt:JsonWriter",
+    "ass": "vidocr.formats.ass:AssWriter",
 }
 
 
@@ -74,6 +75,8 @@ def write_outputs(
 ) -> list[Path]:
     """Render and atomically write every format; returns the paths written."""
     out_dir = Path(output_dir)
+    # Zones are separate cues; every format lists them in time order.
+    cues = sorted(cues, key=lambda c: (c.start_ms, c.end_ms))
     tracks: list[tuple[str, Sequence[Cue]]] = [("", bilingual(cues) if bilingual_cues else cues)]
     if translate_to and not bilingual_cues:
         tracks.append((f".{translate_to}", translated(cues)))
