@@ -70,7 +70,7 @@ def test_vtt_golden_and_parses_with_webvtt() -> None:
     assert [c.start for c in parsed] == ["00:00:00.520", "00:00:02.520", "01:02:05.001"]
 
 
-@pytest.mark.parametrize("fmt", ["srt", "vtt"])
+@pytest.mark.parametrize("fmt", ["srt", "vtt", "ass"])
 def test_ffmpeg_parses_the_subtitle_files(tmp_path: Path, fmt: str) -> None:
     path = tmp_path / f"x.{fmt}"
     path.write_text(get_writer(fmt).render(CUES, INFO), encoding="utf-8")

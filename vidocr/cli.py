@@ -250,6 +250,8 @@ def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], arg
                             info.stats)
         if not args.quiet:
             print(f"{video}: {len(cues)} cues -> {', '.join(str(p) for p in written)}", file=sys.stderr)
+        if getattr(args, "verbose", False):
+            print(_report_line(video, info.stats), file=sys.stderr)
         return result
     except VidocrError as exc:
         message = str(exc) if exc.path else f"{video}: {exc}"
@@ -258,6 +260,19 @@ def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], arg
     finally:
         if bar is not None:
             bar.close()
+
+
+def _report_line(video: Path, stats: dict[str, Any]) -> str:
+    """The per-video report of --verbose: zones found, static texts suppressed, frames read."""
+    zones = "; ".join(
+        f"{z['name']} {','.join(str(v) for v in z['box'])} ({z['source']})" for z in stats.get("zones", [])
+    )
+    return (
+        f"{video}: zones: {zones or 'none'}; static texts suppressed: {stats.get('static_texts', 0)} "
+        f"({stats.get('static_lines_dropped', 0)} lines dropped); frames decoded: {stats.get('frames', 0)}, "
+        f"read by OCR: {stats.get('frames_read', 0)}; scene cuts: {stats.get('scene_cuts', 0)}; "
+        f"corrupt frames: {stats.get('corrupt_frames', 0)}"
+    )
 
 
 class _ProgressBar:
