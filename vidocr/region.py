@@ -105,7 +105,7 @@ def find_zones(
         # Already a strip (a pre-cropped subtitle band, a ticker): read all of it.
         return [Region(Box(0, 0, width, height), "strip", None, 0)]
     scale = analysis_scale(width)
-    lumas = [_small(luma, scale) for luma in _sample_lumas(source, start, end, samples)]
+    lumas = list(_sample_lumas(source, start, end, samples, scale))
     sampled = [_sample_mask(luma, 1.0) for luma in lumas]
     span = (end if end is not None else info.duration_s or 0.0) - (start or 0.0)
     static: np.ndarray = np.zeros(0, np.uint8)
@@ -139,7 +139,7 @@ def find_zones(
 def find_static(source: VideoSource, start: float | None, end: float | None, samples: int = 48) -> tuple[Box, ...]:
     """Boxes of text that stays put through the video (logos, watermarks), for user-given zones."""
     scale = analysis_scale(source.info.width)
-    sampled = [_sample_mask(_small(luma, scale), 1.0) for luma in _sample_lumas(source, start, end, samples)]
+    sampled = [_sample_mask(luma, 1.0) for luma in _sample_lumas(source, start, end, samples, scale)]
     span = (end if end is not None else source.info.duration_s or 0.0) - (start or 0.0)
     static = _static_mask(sampled, span)
     return _boxes(static, scale) if static.size else ()
@@ -155,7 +155,7 @@ def _static_mask(sampled: list[tuple[np.ndarray, list[TextLine]]], span: float) 
 
 def _small(luma: np.ndarray, scale: float) -> np.ndarray:
     if scale >= 1.0:
-        return luma
+        return luma.copy()
     return cv2.resize(luma, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
 
 
@@ -364,24 +364,33 @@ def _strongest_run(votes: np.ndarray, line_h: int) -> tuple[int, int]:
     return lo, hi + 1
 
 
-def _sample_lumas(source: VideoSource, start: float | None, end: float | None, samples: int):  # type: ignore[no-untyped-def]
-    """Luma planes of about ``samples`` frames spread over the range, from a separate decoder."""
+#: Shorter ranges are decoded through (a few seconds of video cost less than the seeks); longer ones are
+#: sampled at keyframes (one keyframe decode per seek), unless their keyframes are too sparse to give
+#: MIN_KEYFRAMES distinct frames.
+SEEK_MIN_SPAN_S = 15.0
+MIN_KEYFRAMES = 12
+
+
+def _sample_lumas(source: VideoSource, start: float | None, end: float | None, samples: int, scale: float = 1.0):  # type: ignore[no-untyped-def]
+    """Luma planes (at ``scale``) of about ``samples`` frames spread over the range, from a separate decoder."""
     info = source.info
     t0 = start or 0.0
     t1 = end if end is not None else (info.duration_s or 0.0)
     span = max(0.0, t1 - t0)
     fps = info.fps or 25.0
-    if span <= 60.0:
-        # Short clip: decode it all (cheap) and keep evenly spaced frames.
-        step = max(1, int(span * fps / samples)) if span else 1
-        with VideoSource(source.path) as clip:
-            for frame in clip.frames(start, end):
-                if frame.index % step == 0:
-                    yield frame.luma().copy()
-        return
-    seen: set[int] = set()
-    times = [t0 + span * (k + 0.5) / samples for k in range(samples)]
-    for frame in source.keyframes_near(times):
-        if frame.ts.pts not in seen:
-            seen.add(frame.ts.pts)
-            yield frame.luma().copy()
+    if span > SEEK_MIN_SPAN_S:
+        seen: set[int] = set()
+        found = []
+        times = [t0 + span * (k + 0.5) / samples for k in range(samples)]
+        for frame in source.keyframes_near(times):
+            if frame.ts.pts not in seen:
+                seen.add(frame.ts.pts)
+                found.append(_small(frame.luma(), scale))
+        if len(found) >= min(MIN_KEYFRAMES, samples):
+            yield from found
+            return
+    step = max(1, int(span * fps / samples)) if span else 1
+    with VideoSource(source.path) as clip:
+        for frame in clip.frames(start, end):
+            if frame.index % step == 0:
+                yield _small(frame.luma(), scale).copy()
