@@ -123,6 +123,7 @@ class BandChangeDetector:
         self._segment: Segment | None = None
         self._pending: _Pending | None = None
         self._lines: tuple[TextLine, ...] = ()
+        self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
         self._track = _ReadTrack()
         self._between: deque[_Sample] = deque(maxlen=512)
@@ -144,11 +145,7 @@ class BandChangeDetector:
         if opts.sample_fps:
             self._next_sample_s = ts.seconds + 1.0 / opts.sample_fps
         self.samples += 1
-        mask, lines = text_lines(edges, min_height=self._min_height)
-        if self._core is not None and lines and not any(
-            ln.y0 < self._core[1] and ln.y1 > self._core[0] for ln in lines
-        ):
-            mask, lines = np.zeros_like(mask), []
+        mask, lines = self._text(edges)
         self._lines = tuple(lines)
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
@@ -161,6 +158,21 @@ class BandChangeDetector:
             yield from self._step(ts, edges, mask, lines)
         self._between.clear()
         self._last_sample = _Sample(ts, edges)
+
+    def _text(self, edges: np.ndarray) -> tuple[np.ndarray, list[TextLine]]:
+        """Text lines of a sample's edge mask. A mask that barely differs from the previous sample's
+        (a still subtitle over a still picture: most frames) reuses that result."""
+        prev = self._prev_text
+        if prev is not None and prev[0].shape == edges.shape:
+            changed = int(np.count_nonzero(prev[0] != edges))
+            if changed <= max(8, 0.01 * int(np.count_nonzero(edges))):
+                return prev[1], prev[2]
+        mask, lines = text_lines(edges, min_height=self._min_height)
+        core = self._core
+        if core is not None and lines and not any(ln.y0 < core[1] and ln.y1 > core[0] for ln in lines):
+            mask, lines = np.zeros_like(mask), []
+        self._prev_text = (edges, mask, lines)
+        return mask, lines
 
     def finish(self, end: Timestamp) -> Iterator[tuple]:
         """Close the last segment at ``end`` (the time just after the last frame)."""
