@@ -1,0 +1,165 @@
+"""``vidocr watch`` (the daemon) and ``vidocr jobs`` (its queue): argparse parsers and handlers for the main CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from vidocr.errors import ConfigError, InputError
+
+STATES = ("pending", "running", "done", "failed")
+
+
+def add_watch_parsers(sub: Any) -> None:
+    """Add ``watch`` and ``jobs`` to the main CLI's subparsers."""
+    from vidocr.cli import _add_extract_options
+
+    w = sub.add_parser("watch", help="watch folders and turn new videos into subtitle files and index entries")
+    w.add_argument("dirs", nargs="*", metavar="DIR", help="folders to watch, recursively (or `dirs:` in --config)")
+    w.add_argument("--config", help="YAML file with option defaults (top-level keys and a `watch:` section)")
+    w.add_argument("--db", help="search index to keep up to date (SQLite; created if missing)")
+    w.add_argument("--jobs-db", help="job queue file (default: <db>.jobs)")
+    w.add_argument("--lang", help="language of the burned-in subtitles, stored on index tracks")
+    w.add_argument("--settle", type=float, default=5.0, metavar="SECONDS",
+                   help="a file is ready once its size and mtime stay unchanged this long (default: 5)")
+    w.add_argument("--rescan", type=float, default=60.0, metavar="SECONDS",
+                   help="full rescan period, for events that network shares drop (default: 60)")
+    w.add_argument("--once", action="store_true", help="process what is there (once stable), then exit (cron)")
+    w.add_argument("--stop-timeout", type=float, default=20.0, metavar="SECONDS",
+                   help="on SIGTERM, let the current video finish this long, then abandon it (default: 20)")
+    w.add_argument("--max-attempts", type=int, default=5, help="tries of a job that fails for a passing reason (5)")
+    w.add_argument("--retry-delay", type=float, default=30.0, metavar="SECONDS",
+                   help="first retry delay, doubled at each try (default: 30)")
+    w.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics and /healthz on this port (0: any)")
+    w.add_argument("--metrics-host", default="127.0.0.1", help="address for --metrics-port (default: 127.0.0.1)")
+    w.add_argument("-q", "--quiet", action="store_true", help="log warnings and errors only")
+    w.add_argument("-v", "--verbose", action="store_true", help="log details")
+    _add_extract_options(w)
+    for action in w._actions:  # two shared options read differently by a daemon
+        if action.dest == "json":
+            action.help = "log JSON lines (one object per event) instead of text"
+        elif action.dest == "skip_existing":
+            action.help = "mark videos whose outputs exist (and are indexed unchanged, with --db) done without OCR"
+        elif action.dest == "workers":
+            action.help = "OCR processes / concurrent requests of the one engine (videos are done one at a time)"
+    w.set_defaults(handler=run_watch)
+
+    j = sub.add_parser("jobs", help="list the watch daemon's jobs, or queue failed ones again")
+    j.add_argument("--config", help="the daemon's YAML config (its db / jobs-db are used)")
+    j.add_argument("--db", help="search index the daemon keeps (its queue is <db>.jobs)")
+    j.add_argument("--jobs-db", help="job queue file")
+    j.add_argument("--state", choices=STATES, help="only jobs in this state")
+    j.add_argument("--limit", type=int, help="show at most this many jobs")
+    group = j.add_mutually_exclusive_group()
+    group.add_argument("--retry", type=int, metavar="ID", help="queue this failed (or waiting) job again now")
+    group.add_argument("--retry-failed", action="store_true", help="queue every failed job again now")
+    j.add_argument("--json", action="store_true", help="print JSON")
+    j.set_defaults(handler=run_jobs)
+
+
+def jobs_db_path(args: argparse.Namespace) -> Path:
+    if getattr(args, "jobs_db", None):
+        return Path(args.jobs_db)
+    if getattr(args, "db", None):
+        return Path(f"{args.db}.jobs")
+    raise ConfigError("give --db (the queue is then <db>.jobs) or --jobs-db")
+
+
+def watch_options_from_args(args: argparse.Namespace) -> Any:
+    from vidocr.cli import extract_options_from_args
+    from vidocr.daemon import WatchOptions
+    from vidocr.engines import load_engine_class
+    from vidocr.formats import parse_formats
+    from vidocr.pipeline import check_task
+
+    dirs = [args.dirs] if isinstance(args.dirs, str) else list(args.dirs or [])
+    if not dirs:
+        raise ConfigError("no folder to watch: give DIR... or `dirs:` in --config")
+    for folder in dirs:
+        if not os.path.isdir(folder):
+            raise InputError("no such folder", str(folder))
+    extract = extract_options_from_args(args)
+    check_task(extract.engine, extract.task, extract.translate_to)
+    load_engine_class(extract.engine)  # a missing extra is reported now, not as every video's failure
+    if args.settle < 0 or args.rescan <= 0 or args.max_attempts < 1 or args.stop_timeout < 0:
+        raise ConfigError("--settle and --stop-timeout must be >= 0, --rescan > 0, --max-attempts >= 1")
+    return WatchOptions(
+        roots=tuple(Path(d).absolute() for d in dirs),
+        jobs_db=jobs_db_path(args),
+        extract=extract,
+        formats=tuple(parse_formats(args.format)),
+        output_dir=Path(args.output_dir).absolute() if args.output_dir else None,
+        db=Path(args.db) if args.db else None,
+        lang=args.lang,
+        bilingual=bool(args.bilingual),
+        settle_s=float(args.settle),
+        rescan_s=float(args.rescan),
+        once=bool(args.once),
+        stop_timeout_s=float(args.stop_timeout),
+        max_attempts=int(args.max_attempts),
+        retry_delay_s=float(args.retry_delay),
+        skip_existing=bool(args.skip_existing),
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
+        tick_s=min(0.25, max(0.02, float(args.settle) / 4)),
+    )
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from vidocr.daemon.logs import setup_logging
+    from vidocr.daemon.service import WatchService
+
+    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
+    setup_logging(json_lines=bool(args.json), level=level)
+    options = watch_options_from_args(args)
+    if not options.once:
+        try:
+            import watchdog  # noqa: F401
+        except ImportError:
+            raise ConfigError("vidocr watch needs watchdog: pip install 'vidocr[watch]' (or use --once)") from None
+    return WatchService(options).run()
+
+
+def run_jobs(args: argparse.Namespace) -> int:
+    from vidocr.daemon.jobs import JobQueue
+
+    queue = JobQueue(jobs_db_path(args), create=False)
+    try:
+        if args.retry is not None or args.retry_failed:
+            count = queue.retry(args.retry) if args.retry is not None else queue.retry()
+            if args.retry is not None and not count:
+                raise ConfigError(f"no failed or waiting job with id {args.retry}")
+            print(f"{count} job(s) queued again", file=sys.stderr)
+            return 0
+        jobs = queue.jobs(args.state, args.limit)
+        counts = queue.counts()
+    finally:
+        queue.close()
+    if args.json:
+        print(json.dumps({"counts": counts, "jobs": [j.to_dict() for j in jobs]}, ensure_ascii=False, default=str))
+        return 0
+    for job in jobs:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(job.updated_at))
+        extra = f"  {job.cues} cues" if job.state == "done" and job.cues is not None else ""
+        if job.state == "pending" and job.next_at > time.time():
+            extra = f"  retry after {time.strftime('%H:%M:%S', time.localtime(job.next_at))}"
+        print(f"{job.id:>6}  {job.state:<8} {job.attempts:>2} tries  {when}  {_show(job.path)}{extra}")
+        if job.error:
+            print(f"        {job.error}")
+    print(", ".join(f"{n} {s}" for s, n in counts.items()), file=sys.stderr)
+    return 0
+
+
+def _show(path: str) -> str:
+    """The path as is, or quoted with escapes when it holds control characters or bytes that are not UTF-8."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return repr(path)
+    return path if path.isprintable() else repr(path)
