@@ -97,6 +97,8 @@ class _ReadTrack:
     worst_sim: float = 1.0
     worst_ts: Timestamp | None = None
     cut_ts: Timestamp | None = None
+    low_run: int = 0  # consecutive samples below the drift threshold
+    drifted: bool = False
 
 
 class BandChangeDetector:
@@ -223,13 +225,17 @@ class BandChangeDetector:
         track = self._track
         if sim < track.worst_sim:
             track.worst_sim, track.worst_ts = sim, ts
+        # A drift counts when it holds (like a change, it must last ``confirm`` samples): one-frame
+        # dips are flicker and compression noise, not a subtitle that changed unseen.
+        track.low_run = track.low_run + 1 if sim < opts.drift_threshold else 0
+        track.drifted = track.drifted or track.low_run >= opts.confirm
         since = ts.seconds - track.last_read_s
         if since < opts.min_read_gap_s:
             return
         if track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
             yield from self._read(ts, track.cut_ts, "cut")
-        elif track.worst_sim < opts.drift_threshold and track.worst_ts is not None:
+        elif track.drifted and track.worst_ts is not None:
             yield from self._read(ts, track.worst_ts, "drift")
         elif since >= opts.recheck_s:
             yield from self._read(ts, track.worst_ts or ts, "recheck")
