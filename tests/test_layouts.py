@@ -123,6 +123,17 @@ def test_scene_text_distractor_is_not_a_cue(tmp_path: Path, rapid_engine: object
     assert not any("OPEN" in c.text or "营业" in c.text for c in got)
 
 
+def test_scrolling_ticker_never_becomes_a_cue(tmp_path: Path, rapid_engine: object) -> None:
+    ticker = SynthCue(0.0, 12.0, "BREAKING NEWS 今日新闻快讯 markets rally as stocks climb 股市上涨",
+                      position="ticker", subtitle=False, scale=0.7)
+    cues = (ticker, SynthCue(1.0, 3.0, "这是对话"), SynthCue(4.0, 6.0, "Another subtitle"), SynthCue(7.0, 10.0, "最后"))
+    path, truth = render(tmp_path, "ticker.mp4", cues=cues)
+    got, stats = run(path, rapid_engine)
+    score_ok(truth, got)
+    assert not any("NEWS" in c.text or "股市" in c.text or "markets" in c.text for c in got)
+    assert stats["static_texts"] >= 1  # the ticker strip is reported as suppressed static text
+
+
 @pytest.mark.real
 def test_real_fansub_watermark_is_not_a_cue(real_data: Path, rapid_engine: object) -> None:
     got, stats = run(real_data / "en_fansub_watermark_6s.mp4", rapid_engine)

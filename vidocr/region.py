@@ -14,6 +14,7 @@ band: ~3.5x cheaper than whole frames.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import cv2
@@ -113,7 +114,9 @@ def find_zones(
     if not keep_static:
         static = _static_mask(sampled, span)
         static_boxes = _boxes(static, scale) if static.size else ()
-    votes, found = _vote(sampled, static)
+    tickers = () if keep_static else _tickers(sampled, scale, width)
+    static_boxes += tickers
+    votes, found = _vote(sampled, static, [(int(b.y * scale), int((b.y + b.h) * scale) + 1) for b in tickers])
     rows = len(votes)
     if not found or votes.max() <= 0:
         return [_default_zone(name, width, height, len(sampled), static_boxes) for name in _default_names(mode)]
@@ -142,7 +145,7 @@ def find_static(source: VideoSource, start: float | None, end: float | None, sam
     sampled = [_sample_mask(luma, 1.0) for luma in _sample_lumas(source, start, end, samples, scale)]
     span = (end if end is not None else source.info.duration_s or 0.0) - (start or 0.0)
     static = _static_mask(sampled, span)
-    return _boxes(static, scale) if static.size else ()
+    return (_boxes(static, scale) if static.size else ()) + _tickers(sampled, scale, source.info.width)
 
 
 def _static_mask(sampled: list[tuple[np.ndarray, list[TextLine]]], span: float) -> np.ndarray:
@@ -189,10 +192,47 @@ def _sample_mask(luma: np.ndarray, scale: float) -> tuple[np.ndarray, list[TextL
     return text_lines(edges, min_height=max(5, round(edges.shape[0] * 0.012)), max_height=round(edges.shape[0] * 0.15))
 
 
+#: A ticker (news crawl) is text cut by the left or right frame edge in at least this share of the
+#: samples: it scrolls in from one edge and out at the other, which subtitles never do.
+TICKER_SHARE = 0.5
+
+
+def _tickers(sampled: list[tuple[np.ndarray, list[TextLine]]], scale: float, width: int) -> tuple[Box, ...]:
+    """Full-width strips (frame pixels) where text runs off a frame edge in most sampled frames."""
+    if len(sampled) < 8:
+        return ()
+    rows = sampled[0][0].shape[0]
+    cols = sampled[0][0].shape[1]
+    hits = np.zeros(rows + 1, np.int32)
+    for _, lines in sampled:
+        seen = np.zeros(rows + 1, bool)
+        for ln in lines:
+            if ln.x0 <= max(1, 0.005 * cols) or ln.x1 >= cols - max(1, 0.005 * cols):
+                seen[ln.y0 : ln.y1] = True
+        hits += seen
+    strips = []
+    flagged = hits >= TICKER_SHARE * len(sampled)
+    y = 0
+    while y < len(flagged):
+        if flagged[y]:
+            y1 = y
+            while y1 < len(flagged) and flagged[y1]:
+                y1 += 1
+            pad = max(2, (y1 - y) // 4)
+            top, bottom = max(0, y - pad), min(rows, y1 + pad)
+            strips.append(Box(0, int(top / scale), width, int(np.ceil((bottom - top) / scale))))
+            y = y1
+        y += 1
+    return tuple(strips)
+
+
 def _vote(
-    sampled: list[tuple[np.ndarray, list[TextLine]]], static: np.ndarray
+    sampled: list[tuple[np.ndarray, list[TextLine]]],
+    static: np.ndarray,
+    skip_rows: Sequence[tuple[int, int]] = (),
 ) -> tuple[np.ndarray, list[tuple[int, int, float]]]:
-    """Row votes of the sampled text lines: new, centred, lower-half, wide lines count most."""
+    """Row votes of the sampled text lines: new, centred, lower-half, wide lines count most.
+    Lines in ``skip_rows`` (tickers) do not vote."""
     rows = sampled[0][0].shape[0] if sampled else 1
     votes = np.zeros(rows + 1, np.float64)
     found: list[tuple[int, int, float]] = []
@@ -204,6 +244,8 @@ def _vote(
         previous = mask
         mid = mask.shape[1] / 2
         for line in lines:
+            if any(line.y0 < hi and line.y1 > lo for lo, hi in skip_rows):
+                continue
             part = mask[line.y0 : line.y1, line.x0 : line.x1]
             pixels = int(np.count_nonzero(part))
             if pixels == 0:

@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 FONT_PATH = Path(__file__).parent / "data" / "NotoSansSC-Subset.otf"
 COLOURS = {"white": (255, 255, 255), "yellow": (255, 235, 40)}
-POSITIONS = ("bottom", "top", "middle-low", "corner", "sign")
+POSITIONS = ("bottom", "top", "middle-low", "corner", "sign", "ticker")
 BACKGROUNDS = ("photo", "flat", "dark")
 CONTAINERS = {"mp4": "mp4", "mkv": "matroska", "ts": "mpegts"}
 # Variable frame rate: runs of these intervals, with now and then one dropped frame (a doubled interval).
@@ -40,8 +40,9 @@ class SynthCue:
     text: str  # lines separated by "\n"
     position: str = "bottom"  # "bottom" | "top" | "middle-low" (vertical-video captions, ~70% of the height)
     colour: str = "white"  # "white" | "yellow"
-    # Distractors: "corner" (a channel logo / watermark, top right) or "sign" (text in the picture, upper
-    # left third) with ``subtitle=False`` are drawn but are not truth cues; ``scale`` sizes the text.
+    # Distractors: "corner" (a channel logo / watermark, top right), "sign" (text in the picture, upper
+    # left third) or "ticker" (a news crawl scrolling right to left along the bottom edge, 160 px/s) with
+    # ``subtitle=False`` are drawn but are not truth cues; ``scale`` sizes the text.
     subtitle: bool = True
     scale: float = 1.0
 
@@ -185,7 +186,7 @@ def _overlay(spec: SynthSpec, cue: SynthCue) -> _Overlay:
     box = measure.multiline_textbbox((0, 0), cue.text, font=font, spacing=spacing, align="center", stroke_width=stroke)
     left, top, right, bottom = (int(v) for v in box)
     w, h = right - left + 2, bottom - top + 2
-    if w > spec.width:
+    if w > spec.width and cue.position != "ticker":
         raise ValueError(f"cue text is {w}px wide, wider than the {spec.width}px frame: {cue.text!r}")
     image = Image.new("RGBA", (w, h), (0, 0, 0, 0))
     ImageDraw.Draw(image).multiline_text(
@@ -202,6 +203,8 @@ def _overlay(spec: SynthSpec, cue: SynthCue) -> _Overlay:
     alpha = rgba[:, :, 3:]
     pic_top, pic_h = _picture_rows(spec)
     bar, margin = pic_top, round(spec.height * 0.06)
+    if cue.position == "ticker":
+        return _Overlay(spec.width, spec.height - h - 2, rgba[:, :, :3] * alpha * 255.0, alpha)
     if cue.position == "corner":
         return _Overlay(spec.width - w - margin, pic_top + margin, rgba[:, :, :3] * alpha * 255.0, alpha)
     if cue.position == "sign":
@@ -215,7 +218,22 @@ def _overlay(spec: SynthSpec, cue: SynthCue) -> _Overlay:
     return _Overlay((spec.width - w) // 2, y, rgba[:, :, :3] * alpha * 255.0, alpha)
 
 
+TICKER_SPEED = 160  # pixels per second
+
+
+def _scrolled(ov: _Overlay, width: int, elapsed: float) -> _Overlay:
+    """A ticker overlay moved left by ``elapsed`` seconds of scrolling (wrapping round), clipped to the frame."""
+    span = width + ov.rgb.shape[1]
+    x = width - int(elapsed * TICKER_SPEED) % span
+    left, right = max(0, -x), min(ov.rgb.shape[1], width - x)
+    if right <= left:
+        return _Overlay(0, ov.y, ov.rgb[:, :0], ov.alpha[:, :0])
+    return _Overlay(max(0, x), ov.y, ov.rgb[:, left:right], ov.alpha[:, left:right])
+
+
 def _blend(frame: np.ndarray, ov: _Overlay, strength: float) -> None:
+    if ov.rgb.shape[1] == 0:
+        return
     region = frame[ov.y : ov.y + ov.rgb.shape[0], ov.x : ov.x + ov.rgb.shape[1]]
     a = ov.alpha * strength
     region[:] = np.clip(region * (1.0 - a) + ov.rgb * strength + 0.5, 0, 255).astype(np.uint8)
@@ -328,8 +346,10 @@ def render_video(spec: SynthSpec, path: str | Path) -> list[TruthCue]:
         for i, t in enumerate(times[:-1]):
             rgb = np.zeros((spec.height, spec.width, 3), np.uint8)
             rgb[pic_top : pic_top + pic_h] = scenery.frame(t)
-            for overlay, opacity in plan:
+            for cue, (overlay, opacity) in zip(spec.cues, plan, strict=True):
                 if i in opacity:
+                    if cue.position == "ticker":
+                        overlay = _scrolled(overlay, spec.width, float(t - _exact(cue.start)))
                     _blend(rgb, overlay, opacity[i])
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(np.rot90(rgb, -turns)), format="rgb24")
             frame.pts, frame.time_base = offset + round(t / tb), tb
