@@ -131,7 +131,6 @@ class BandChangeDetector:
         self._between: deque[_Sample] = deque(maxlen=512)
         self._last_sample: _Sample | None = None
         self._next_sample_s = 0.0
-        self._count = 0
         self.samples = 0
 
     # -- public -------------------------------------------------------------------------------
@@ -151,7 +150,6 @@ class BandChangeDetector:
         self._lines = tuple(lines)
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
-            self._count = 1
             yield ("start", self._segment)
             if lines:
                 # Text on the very first frame: read it now, it may be gone before it can be confirmed.

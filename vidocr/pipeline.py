@@ -253,7 +253,7 @@ def _stream(
     zones = [_Zone(region, options, info.fps) for region in regions]
     cuts = SceneCuts(info.fps) if options.detect.scene_cuts else None
     results: dict[int, OcrResult] = {}
-    offsets: dict[int, tuple[_Zone, int, int, float]] = {}
+    offsets: dict[int, tuple[_Zone, int, int]] = {}
     read_id = 0
     frames = 0
     cues_out = 0
@@ -270,8 +270,8 @@ def _stream(
 
     def ready() -> Iterator[Cue]:
         for rid, result in worker.take().items():
-            zone, dx, dy, zoom = offsets.pop(rid)
-            results[rid] = zone.drop_static(_shift(result, dx, dy, zoom))
+            zone, dx, dy = offsets.pop(rid)
+            results[rid] = zone.drop_static(_shift(result, dx, dy))
         for zone in zones:
             pending = zone.pending
             while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
@@ -286,7 +286,7 @@ def _stream(
             elif kind == "read" and frame is not None:
                 read_id += 1
                 crop = ocr_crop(zone.box, payload.lines, zone.scale)
-                offsets[read_id] = (zone, crop.x, crop.y, 1.0)
+                offsets[read_id] = (zone, crop.x, crop.y)
                 zone.pending[-1].reads.append((read_id, payload))
                 worker.submit(read_id, ocr_image(frame, zone.box, crop))
 
@@ -353,13 +353,13 @@ def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float) -> Box:
     return Box(0, y0, box.w, y1 - y0)
 
 
-def _shift(result: OcrResult, dx: int, dy: int, zoom: float) -> OcrResult:
-    """Move line boxes from (scaled) crop to band coordinates, so reads of different crops compare."""
-    if not dx and not dy and zoom == 1.0:
+def _shift(result: OcrResult, dx: int, dy: int) -> OcrResult:
+    """Move line boxes from crop to band coordinates, so reads of different crops compare."""
+    if not dx and not dy:
         return result
 
     def moved(b: Box) -> Box:
-        return Box(dx + round(b.x / zoom), dy + round(b.y / zoom), round(b.w / zoom), round(b.h / zoom))
+        return Box(b.x + dx, b.y + dy, b.w, b.h)
 
     lines = tuple(replace(ln, box=moved(ln.box)) if ln.box else ln for ln in result.lines)
     return replace(result, lines=lines)
