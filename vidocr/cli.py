@@ -221,8 +221,10 @@ def run_extract(args: argparse.Namespace) -> int:
 
 
 def _outputs_exist(video: Path, args: argparse.Namespace, formats: list[str]) -> bool:
+    from vidocr.formats import output_path
+
     out_dir = Path(args.output_dir) if args.output_dir else video.parent
-    return all((out_dir / f"{video.stem}.{fmt}").exists() for fmt in formats)
+    return all(output_path(out_dir, video.stem, fmt).exists() for fmt in formats)
 
 
 def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], args: argparse.Namespace) -> FileResult:

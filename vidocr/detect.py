@@ -62,7 +62,6 @@ class Segment:
     lines: list[TextLine]
     prev_similarity: float
     end: Timestamp | None = None
-    reads: int = 0
 
 
 @dataclass(frozen=True)
@@ -241,7 +240,6 @@ class BandChangeDetector:
     def _read(self, ts: Timestamp, split_at: Timestamp, reason: str) -> Iterator[tuple]:
         seg = self._segment
         assert seg is not None
-        seg.reads += 1
         self._track = _ReadTrack(last_read_s=ts.seconds)
         yield ("read", ReadRequest(seg, ts, split_at, reason, self._lines))
 

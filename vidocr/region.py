@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -134,7 +135,11 @@ def find_zones(
     else:
         # The strongest band is the subtitle band; another one must also be read as text by OCR
         # (picture detail — faces, foliage — can vote as strongly as a second subtitle line).
-        runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(r, lumas, sampled)]
+        if len(runs) > 1:
+            from vidocr.engines.rapid import RAPIDOCR_PARAMS, _build_ocr
+
+            ocr = _build_ocr(RAPIDOCR_PARAMS)  # one model load for all candidate zones
+            runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(ocr, r, lumas, sampled)]
         zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
     return _merge_overlapping(zones)
 
@@ -163,10 +168,14 @@ def _small(luma: np.ndarray, scale: float) -> np.ndarray:
 
 
 def _reads_as_text(
-    run: tuple[int, int], lumas: list[np.ndarray], sampled: list[tuple[np.ndarray, list[TextLine]]], tries: int = 4
+    ocr: Any,
+    run: tuple[int, int],
+    lumas: list[np.ndarray],
+    sampled: list[tuple[np.ndarray, list[TextLine]]],
+    tries: int = 4,
 ) -> bool:
     """OCR (the embedded engine) a few samples whose lines fall in ``run``: text in two of them?"""
-    from vidocr.engines.rapid import RAPIDOCR_PARAMS, _build_ocr, read_band
+    from vidocr.engines.rapid import read_band
     from vidocr.textnorm import comparable
 
     lo, hi = run
@@ -175,7 +184,6 @@ def _reads_as_text(
         return False
     count = min(tries, len(candidates))
     picks = [candidates[round(k * (len(candidates) - 1) / max(1, count - 1))] for k in range(count)]
-    ocr = _build_ocr(RAPIDOCR_PARAMS)
     margin = max(4, (hi - lo) // 2)
     hits = 0
     for i in dict.fromkeys(picks):

@@ -22,7 +22,7 @@ from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
 from vidocr.errors import ConfigError, EngineError, IndexError_, InputError, OutputError, VidocrError
-from vidocr.formats import WRITERS, get_writer, write_outputs
+from vidocr.formats import WRITERS, get_writer, output_path, write_outputs
 from vidocr.index.store import Stamp, TrackData, quick_hash, save_video
 from vidocr.types import Cue, VideoInfo
 
@@ -161,7 +161,7 @@ class JobRunner:
 
     def _already_done(self, job: Job, stamp: Stamp) -> bool:
         out_dir, stem = self._output_dir(job), Path(job.path).stem
-        if not all((out_dir / f"{stem}.{get_writer(f).extension}").exists() for f in self.options.formats):
+        if not all(output_path(out_dir, stem, f).exists() for f in self.options.formats):
             return False
         if self.index is None:
             return True

@@ -63,6 +63,11 @@ def translated(cues: Sequence[Cue]) -> list[Cue]:
     return [replace(c, text=c.translation, translation=None) for c in cues if c.translation]
 
 
+def output_path(output_dir: str | Path, stem: str, name: str, suffix: str = "") -> Path:
+    """Where format ``name`` of a video is written: ``<output-dir>/<stem><suffix>.<ext>``."""
+    return Path(output_dir) / f"{stem}{suffix}.{get_writer(name).extension}"
+
+
 def write_outputs(
     cues: Sequence[Cue],
     info: VideoInfo,
@@ -80,10 +85,10 @@ def write_outputs(
     tracks: list[tuple[str, Sequence[Cue]]] = [("", bilingual(cues) if bilingual_cues else cues)]
     if translate_to and not bilingual_cues:
         tracks.append((f".{translate_to}", translated(cues)))
-    rendered = []
-    for suffix, track in tracks:
-        for name in formats:
-            writer = get_writer(name)
-            rendered.append((out_dir / f"{stem}{suffix}.{writer.extension}", writer.render(track, info)))
+    rendered = [
+        (output_path(out_dir, stem, name, suffix), get_writer(name).render(track, info))
+        for suffix, track in tracks
+        for name in formats
+    ]
     # Render everything first so a writer failure leaves no partial set of files.
     return [write_text_atomic(path, text) for path, text in rendered]
