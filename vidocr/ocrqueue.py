@@ -8,33 +8,50 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import OrderedDict
+from typing import cast
 
 import numpy as np
 
-from vidocr.engines import OcrEngine
+from vidocr.engines import OcrEngine, Rereader
 from vidocr.errors import EngineError, VidocrError
 from vidocr.types import OcrResult, Task
 
+#: A re-read: (read id of the earlier read of the same subtitle, rows to add to its boxes' y).
+Prior = tuple[int, int]
+_Item = tuple[int, np.ndarray, Prior | None]
+
 
 class OcrWorker:
-    """Runs engine.recognize on batches in a background thread; results come back by read id."""
+    """Runs engine.recognize on batches in a background thread; results come back by read id.
+
+    A crop submitted with a ``prior`` (an earlier read of the same subtitle) goes to the engine's
+    ``reread`` when the engine has one and that earlier result is known by then: most re-reads only
+    confirm the text, which costs an engine like RapidOCR its recogniser alone.
+    """
+
+    #: Recent results kept for re-reads (by read id).
+    RECENT = 256
 
     def __init__(self, engine: OcrEngine, task: Task, batch: int, queue_size: int) -> None:
         self.engine, self.task, self.batch_size = engine, task, max(1, batch)
-        self._todo: queue.Queue[list[tuple[int, np.ndarray]] | None] = queue.Queue(
+        self._todo: queue.Queue[list[_Item] | None] = queue.Queue(
             maxsize=max(1, queue_size // self.batch_size)
         )
         self.results: dict[int, OcrResult] = {}
         self._lock = threading.Lock()
         self._error: BaseException | None = None
-        self._batch: list[tuple[int, np.ndarray]] = []
+        self._batch: list[_Item] = []
+        self._recent: OrderedDict[int, OcrResult] = OrderedDict()
+        self._rereader = isinstance(engine, Rereader)
         self.calls = 0
+        self.rereads = 0
         self.batches: list[int] = []
         self._thread = threading.Thread(target=self._loop, name="vidocr-ocr", daemon=True)
         self._thread.start()
 
-    def submit(self, read_id: int, crop: np.ndarray) -> None:
-        self._batch.append((read_id, crop))
+    def submit(self, read_id: int, crop: np.ndarray, prior: Prior | None = None) -> None:
+        self._batch.append((read_id, crop, prior))
         if len(self._batch) >= self.batch_size:
             self.flush()
 
@@ -86,14 +103,55 @@ class OcrWorker:
             if self._error is not None:
                 continue
             try:
-                results = self.engine.recognize([crop for _, crop in batch], self.task)
-                if len(results) != len(batch):
-                    raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(batch)} images")
+                done = self._read(batch)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer thread
                 self._error = exc
                 continue
             self.calls += len(batch)
             self.batches.append(len(batch))
             with self._lock:
-                for (read_id, _), result in zip(batch, results, strict=True):
-                    self.results[read_id] = result
+                self.results.update(done)
+            for read_id, result in done.items():
+                self._recent[read_id] = result
+            while len(self._recent) > self.RECENT:
+                self._recent.popitem(last=False)
+
+    def _read(self, batch: list[_Item]) -> dict[int, OcrResult]:
+        """Read a batch; re-reads whose earlier read is in the same batch wait for it (a second wave)."""
+        done: dict[int, OcrResult] = {}
+        todo = batch
+        while todo:
+            waiting = {item[0] for item in todo}
+            fresh: list[_Item] = []
+            again: list[tuple[_Item, OcrResult]] = []
+            for item in todo:
+                prior = self._prior(item, done)
+                if prior is not None:
+                    again.append((item, prior))
+                elif not (self._rereader and item[2] is not None and item[2][0] in waiting):
+                    fresh.append(item)
+            if not fresh and not again:
+                fresh = todo
+            if fresh:
+                self._collect(done, fresh, self.engine.recognize([crop for _, crop, _ in fresh], self.task))
+            if again:
+                items = [item for item, _ in again]
+                engine = cast(Rereader, self.engine)
+                self._collect(done, items, engine.reread([it[1] for it in items], [p for _, p in again], self.task))
+                self.rereads += len(items)
+            todo = [item for item in todo if item[0] not in done]
+        return done
+
+    def _prior(self, item: _Item, done: dict[int, OcrResult]) -> OcrResult | None:
+        """The earlier result a re-read can start from, moved into this crop's rows; None if unknown."""
+        if not self._rereader or item[2] is None:
+            return None
+        read_id, dy = item[2]
+        known = done.get(read_id) or self._recent.get(read_id)
+        return known.shifted(0, dy) if known is not None else None
+
+    def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
+        if len(results) != len(items):
+            raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(items)} images")
+        for (read_id, _, _), result in zip(items, results, strict=True):
+            done[read_id] = result

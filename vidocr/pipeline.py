@@ -23,13 +23,17 @@ from vidocr.detect import BandChangeDetector, DetectOptions, ReadRequest, SceneC
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
-from vidocr.ocrqueue import OcrWorker
+from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import Region, find_static, find_zones, parse_roi
 from vidocr.textmask import TextLine, analysis_scale, edge_mask
 from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
 from vidocr.video import DecodedFrame, VideoSource
 
 log = logging.getLogger("vidocr")
+
+#: A new segment whose mask shares at least this much with the text segment before it is first
+#: re-read as that segment's text (cheap when it is the same subtitle, a wasted recognition when not).
+REREAD_SIMILARITY = 0.3
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,7 @@ def _run(
         worker = OcrWorker(engine, options.task, batch, options.queue_size)
         yield from _stream(source, regions, options, worker, progress)
         info.stats["ocr_batches"] = len(worker.batches)
+        info.stats["ocr_rereads"] = worker.rereads
         info.stats["max_batch"] = max(worker.batches, default=0)
     except BaseException:
         if worker is not None:
@@ -217,6 +222,25 @@ class _Zone:
             for b in self.static
         ]
         self.suppressed = 0
+        #: (read id, crop top row, segment index) of the zone's latest read.
+        self.last_read: tuple[int, int, int] | None = None
+
+    def prior(self, request: ReadRequest, crop: Box) -> Prior | None:
+        """The earlier read that this read probably repeats, for a cheap re-read (see OcrWorker):
+        the segment's own last read for re-reads; for a new segment right after a text segment
+        whose mask it partly shares (a split caused by the picture behind a subtitle, or a
+        change), that segment's last read. Only cost depends on it: a re-read that does not read
+        back the same text is a full read."""
+        if self.last_read is None:
+            return None
+        read_id, top, index = self.last_read
+        seg = request.segment
+        if request.reason == "new":
+            if index != seg.index - 1 or seg.prev_similarity < REREAD_SIMILARITY:
+                return None
+        elif request.reason == "first" or index != seg.index:
+            return None
+        return read_id, top - crop.y
 
     def edges(self, luma: np.ndarray) -> np.ndarray:
         box = self.box
@@ -255,6 +279,7 @@ def _stream(
     results: dict[int, OcrResult] = {}
     offsets: dict[int, tuple[_Zone, int, int]] = {}
     read_id = 0
+    confirmed = 0  # re-reads answered without detection
     frames = 0
     cues_out = 0
     last_ts: Timestamp | None = None
@@ -269,9 +294,11 @@ def _stream(
             yield replace(cue, zone=zone.name)
 
     def ready() -> Iterator[Cue]:
+        nonlocal confirmed
         for rid, result in worker.take().items():
+            confirmed += result.confirmed
             zone, dx, dy = offsets.pop(rid)
-            results[rid] = zone.drop_static(_shift(result, dx, dy))
+            results[rid] = zone.drop_static(result.shifted(dx, dy))
         for zone in zones:
             pending = zone.pending
             while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
@@ -288,7 +315,8 @@ def _stream(
                 crop = ocr_crop(zone.box, payload.lines, zone.scale)
                 offsets[read_id] = (zone, crop.x, crop.y)
                 zone.pending[-1].reads.append((read_id, payload))
-                worker.submit(read_id, ocr_image(frame, zone.box, crop))
+                worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(payload, crop))
+                zone.last_read = (read_id, crop.y, payload.segment.index)
 
     for frame in source.frames(options.start, options.end):
         frames += 1
@@ -329,6 +357,7 @@ def _stream(
             "samples": sum(zone.detector.samples for zone in zones),
             "ocr_calls": read_id,
             "frames_read": read_id,
+            "ocr_confirmed": confirmed,
             "cues": cues_out,
             "scene_cuts": len(cuts.cuts) if cuts else 0,
             "static_texts": sum(len(zone.static) for zone in zones),
@@ -351,18 +380,6 @@ def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float) -> Box:
     if y1 - y0 < 16:
         return Box(0, 0, box.w, box.h)
     return Box(0, y0, box.w, y1 - y0)
-
-
-def _shift(result: OcrResult, dx: int, dy: int) -> OcrResult:
-    """Move line boxes from crop to band coordinates, so reads of different crops compare."""
-    if not dx and not dy:
-        return result
-
-    def moved(b: Box) -> Box:
-        return Box(b.x + dx, b.y + dy, b.w, b.h)
-
-    lines = tuple(replace(ln, box=moved(ln.box)) if ln.box else ln for ln in result.lines)
-    return replace(result, lines=lines)
 
 
 def ocr_image(frame: DecodedFrame, box: Box, crop: Box) -> np.ndarray:

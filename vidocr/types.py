@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -67,12 +67,24 @@ class OcrLine:
 class OcrResult:
     """An engine's answer for one image: lines top to bottom (empty tuple = no text).
 
-    ``translation`` is filled by engines that translate (``Task.TRANSLATE``).
+    ``translation`` is filled by engines that translate (``Task.TRANSLATE``). ``confirmed``: a re-read
+    that found an earlier read's text in its boxes without running detection.
     """
 
     lines: tuple[OcrLine, ...] = ()
     translation: str | None = None
     raw: str | None = None
+    confirmed: bool = False
+
+    def shifted(self, dx: int, dy: int) -> OcrResult:
+        """The same result with its line boxes moved by (dx, dy)."""
+        if not dx and not dy:
+            return self
+        lines = tuple(
+            replace(ln, box=Box(ln.box.x + dx, ln.box.y + dy, ln.box.w, ln.box.h)) if ln.box else ln
+            for ln in self.lines
+        )
+        return replace(self, lines=lines)
 
     @property
     def text(self) -> str:

@@ -256,11 +256,20 @@ class VideoSource:
         origin = self._facts.start_pts or 0
         with av.open(str(self.path), mode="r", metadata_errors="ignore") as container:
             stream = container.streams.video[0]
-            stream.thread_type = "AUTO"
+            # One picture per seek: frame threading would decode several packets before the first
+            # frame comes out.
+            stream.thread_type = "SLICE"
+            landed: int | None = None
             for i, t in enumerate(times):
                 try:
                     container.seek(int(t / stream_tb) + origin, stream=stream, backward=True, any_frame=False)
+                    first = True
                     for packet in container.demux(stream):
+                        if first:
+                            first = False
+                            if packet.pts is not None and packet.pts == landed:
+                                break  # the keyframe the previous seek landed on: nothing new to see
+                            landed = packet.pts
                         frames = packet.decode()
                         if frames:
                             frame = frames[0]

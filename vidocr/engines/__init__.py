@@ -53,6 +53,20 @@ class OcrEngine(Protocol):
         ...
 
 
+@runtime_checkable
+class Rereader(Protocol):
+    """Optional engine capability: re-read images that probably show the text of an earlier read.
+
+    ``priors[i]`` is an earlier result for the same subtitle with line boxes moved into image ``i``'s
+    coordinates. An engine may read just those boxes (no detection) and, when every line reads back
+    the same, answer the prior's lines with fresh confidences; otherwise it must answer a full read.
+    The pipeline uses it for re-reads (after a cut, a mask drift, a periodic check), which mostly
+    confirm the text already read.
+    """
+
+    def reread(self, images: Sequence[np.ndarray], priors: Sequence[OcrResult], task: Task) -> list[OcrResult]: ...
+
+
 @dataclass(frozen=True)
 class EngineSpec:
     """Registry entry: where the class lives, which pip extra brings its packages, what it can do."""
@@ -136,6 +150,12 @@ class BackgroundEngine:
 
     def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
         return self.engine.recognize(images, task)
+
+    def reread(self, images: Sequence[np.ndarray], priors: Sequence[OcrResult], task: Task) -> list[OcrResult]:
+        engine = self.engine
+        if isinstance(engine, Rereader):
+            return engine.reread(images, priors, task)
+        return engine.recognize(images, task)
 
     def close(self) -> None:
         if self._closed:
