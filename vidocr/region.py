@@ -136,9 +136,9 @@ def find_zones(
         # The strongest band is the subtitle band; another one must also be read as text by OCR
         # (picture detail — faces, foliage — can vote as strongly as a second subtitle line).
         if len(runs) > 1:
-            from vidocr.engines.rapid import RAPIDOCR_PARAMS, _build_ocr
+            from vidocr.engines.rapid import build_ocr
 
-            ocr = _build_ocr(RAPIDOCR_PARAMS)  # one model load for all candidate zones
+            ocr = build_ocr()  # one model load for all candidate zones
             runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(ocr, r, lumas, sampled)]
         zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
     return _merge_overlapping(zones)

@@ -1,12 +1,15 @@
-"""The embedded CPU engine: RapidOCR (PP-OCR ONNX models shipped inside the rapidocr wheel).
+"""The embedded CPU engine ``rapidocr``: the PP-OCRv6 small det/rec ONNX models shipped inside the
+rapidocr wheel, run by :mod:`vidocr.engines.ppocr` (rapidocr's own steps without its slow wrapper).
 
 Tuned for subtitle bands (measured on a 2-core machine): the detector limits the LONG side to 736
 pixels, the detection model's own working size (rapidocr's default limits the SHORT side and blew a
-1280x180 band up to ~5200x736: 30x slower, and it invented text on empty bands); recognition still
-reads the lines at full resolution from the original crop, the angle classifier is off (subtitles are
-upright), and ONNX Runtime runs one thread per call; parallelism comes from several calls at once on
-threads sharing one instance, which scaled better than ORT's intra-op threads on few cores. Only the
-default models are used: they are inside the wheel, every other model would be downloaded at run time.
+1280x180 band up to ~5200x736: 30x slower, and it invented text on empty bands); wide crops get blank
+rows up to 16:1 rather than rapidocr's 4:1 (half the detector's work; the same text on our samples and
+real clips); recognition reads the lines at full resolution from the original crop; no angle
+classifier (subtitles are upright). ONNX Runtime runs one thread per call; parallelism comes from
+several calls at once on threads sharing one instance, which scaled better than ORT's intra-op
+threads on few cores. Only the default models are used: they are inside the wheel, every other
+model would be downloaded at run time.
 
 Not covered by these models: Korean (Hangul comes back empty or garbled) — use a HunyuanOCR engine.
 """
@@ -18,57 +21,39 @@ import os
 import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 
 from vidocr.engines import EngineOptions
+from vidocr.engines.ppocr import PpOcr, PpOcrConfig
 from vidocr.errors import EngineError
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
 log = logging.getLogger("vidocr")
 
-RAPIDOCR_PARAMS: dict[str, Any] = {
-    "Det.limit_type": "max",
-    "Det.limit_side_len": 736,
-    "Global.use_cls": False,
-    # rapidocr pads wide images with blank rows up to a 4:1 shape before detection, which doubled the
-    # detector's work on a subtitle band (1280x120 -> 1280x320). 16:1 keeps a little context and
-    # read the same text on our samples and real clips at 0.65x the cost.
-    "Global.width_height_ratio": 16,
-    "Global.log_level": "critical",
-    "EngineConfig.onnxruntime.intra_op_num_threads": 1,
-    "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-}
 
-def _build_ocr(params: dict[str, Any]) -> Any:
-    from rapidocr import RapidOCR
-
-    logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-    return RapidOCR(params=dict(params))
+def build_ocr(options: EngineOptions | None = None) -> PpOcr:
+    """The PP-OCR runner with our subtitle settings; ``extra["ppocr"]`` overrides :class:`PpOcrConfig` fields."""
+    overrides = dict((options.extra if options else {}).get("ppocr", {}))
+    try:
+        return PpOcr(replace(PpOcrConfig(), **overrides))
+    except TypeError as exc:
+        raise EngineError(f"unknown ppocr setting: {exc}") from exc
 
 
-def read_band(ocr: Any, image: np.ndarray) -> OcrResult:
-    """Run RapidOCR on one BGR band crop and rebuild lines from its boxes."""
-    output = ocr(image)
-    boxes = getattr(output, "boxes", None)
-    if boxes is None or output.txts is None:
-        return OcrResult()
+def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
+    """Detect and recognise one BGR band crop and rebuild lines from its boxes."""
     pieces = []
-    for quad, text, score in zip(boxes, output.txts, output.scores, strict=False):
-        pts = np.asarray(quad, dtype=np.float32)
-        x0, y0 = pts.min(axis=0)
-        x1, y1 = pts.max(axis=0)
-        if text and text.strip():
-            pieces.append((float(x0), float(y0), float(x1), float(y1), str(text).strip(), float(score)))
+    for quad, text, score in ocr.read(image):
+        x0, y0 = quad.min(axis=0)
+        x1, y1 = quad.max(axis=0)
+        pieces.append((float(x0), float(y0), float(x1), float(y1), text.strip(), score))
     return OcrResult(lines=tuple(group_lines(pieces)))
 
 
-#: rapidocr's own floor for keeping a recognised line (``Global.text_score``).
-TEXT_SCORE = 0.5
-
-
-def reread_band(ocr: Any, image: np.ndarray, prior: OcrResult) -> OcrResult | None:
+def reread_band(ocr: PpOcr, image: np.ndarray, prior: OcrResult) -> OcrResult | None:
     """Recognise only ``prior``'s line boxes in ``image`` (no detection: ~40% of a read's cost).
 
     Returns the prior's lines with fresh confidences when every line reads back the same text
@@ -87,10 +72,9 @@ def reread_band(ocr: Any, image: np.ndarray, prior: OcrResult) -> OcrResult | No
         crops.append(image[y0:y1, x0:x1])
     if not crops:
         return None
-    output = ocr.recognize_txt(crops)
     lines = []
-    for line, text, score in zip(prior.lines, output.txts, output.scores, strict=True):
-        if float(score) < TEXT_SCORE or _squash(str(text)) != _squash(line.text):
+    for line, (text, score) in zip(prior.lines, ocr.recognize(crops), strict=True):
+        if score < ocr.config.text_score or _squash(str(text)) != _squash(line.text):
             return None
         lines.append(OcrLine(text=line.text, confidence=float(score), box=line.box))
     return OcrResult(lines=tuple(lines), confirmed=True)
@@ -151,10 +135,11 @@ class RapidOcrEngine:
         options = options or EngineOptions()
         self.workers = options.workers or max(1, min(os.cpu_count() or 1, 8))
         self.preferred_batch = options.batch_size or 2 * self.workers
-        self.params = {**RAPIDOCR_PARAMS, **dict(options.extra.get("rapidocr_params", {}))}
         try:
-            self._ocr: Any = _build_ocr(self.params)
-        except Exception as exc:  # rapidocr/onnxruntime raise assorted errors when models can't load
+            self._ocr: PpOcr | None = build_ocr(options)
+        except EngineError:
+            raise
+        except Exception as exc:  # onnxruntime raises assorted errors when models can't load
             raise EngineError(f"rapidocr failed to start: {exc}") from exc
         self._threads: ThreadPoolExecutor | None = None
         if self.workers > 1:

@@ -1,0 +1,92 @@
+"""Our PP-OCR runner reads exactly what rapidocr's own pipeline reads, with the same models and settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vidocr.engines.ppocr import PpOcr, PpOcrConfig, model_dir
+from vidocr.synth import read_srt
+from vidocr.types import Box
+from vidocr.video import VideoSource
+
+
+def bands(video: Path, times: list[float]) -> list[np.ndarray]:
+    """Bottom-quarter BGR crops of the frames at ``times`` (seconds)."""
+    out = []
+    with VideoSource(video) as src:
+        height, width = src.info.height, src.info.width
+        top = int(height * 0.72)
+        wanted = sorted(times)
+        for frame in src.frames():
+            if wanted and frame.ts.seconds >= wanted[0]:
+                wanted.pop(0)
+                out.append(frame.bgr(Box(0, top, width, height - top)))
+            if not wanted:
+                break
+    return out
+
+
+@pytest.fixture(scope="module")
+def crops(samples: Path) -> list[np.ndarray]:
+    images = []
+    for name in ["zh", "en", "bilingual", "short_cue"]:
+        truth = read_srt(samples / f"{name}.srt")
+        times = [(c.start_ms + c.end_ms) / 2000 for c in truth] + [truth[0].start_ms / 2000 - 0.3]
+        images += bands(samples / f"{name}.mp4", [t for t in times if t >= 0])
+    # Odd shapes: a short strip (padded to the minimum height) and a tall crop (no padding).
+    images.append(np.ascontiguousarray(images[0][20:44]))
+    images.append(np.ascontiguousarray(images[1][:, 400:700]))
+    return images
+
+
+def test_models_come_from_the_rapidocr_wheel() -> None:
+    folder = model_dir()
+    assert (folder / "PP-OCRv6_det_small.onnx").is_file()
+    assert (folder / "PP-OCRv6_rec_small.onnx").is_file()
+
+
+def test_same_text_and_boxes_as_rapidocr(crops: list[np.ndarray]) -> None:
+    from rapidocr import RapidOCR
+
+    cfg = PpOcrConfig()
+    reference = RapidOCR(
+        params={
+            "Det.limit_type": "max",
+            "Det.limit_side_len": cfg.det_limit_side,
+            "Global.use_cls": False,
+            "Global.width_height_ratio": cfg.pad_ratio,
+            "Global.log_level": "critical",
+            "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        }
+    )
+    ours = PpOcr(cfg)
+    texts = 0
+    for image in crops:
+        want = reference(image)
+        got = ours.read(image)
+        want_txts = list(want.txts) if want.txts is not None else []
+        assert [text for _, text, _ in got] == want_txts
+        if want_txts:
+            texts += 1
+            assert np.array_equal(np.array([box for box, _, _ in got]), np.asarray(want.boxes, np.float32))
+            assert np.allclose([score for _, _, score in got], want.scores, atol=1e-3)
+    assert texts >= len(crops) // 2  # the comparison covered real text, not only empty bands
+
+
+def test_recognize_reads_line_crops_in_any_order(crops: list[np.ndarray]) -> None:
+    ours = PpOcr()
+    pieces = [p for image in crops[:6] for p in ((image, *piece) for piece in ours.read(image))]
+    assert len(pieces) >= 4
+    lines = []
+    for image, box, _, _ in pieces:
+        x0, y0 = box.min(axis=0).astype(int)
+        x1, y1 = box.max(axis=0).astype(int)
+        lines.append(np.ascontiguousarray(image[y0:y1, x0:x1]))
+    # Batched (sorted by width inside) and one by one give the same answers, in the caller's order.
+    together = ours.recognize(lines[::-1])[::-1]
+    alone = [ours.recognize([line])[0] for line in lines]
+    assert [t for t, _ in together] == [t for t, _ in alone] == [text for _, _, text, _ in pieces]

@@ -1,0 +1,276 @@
+"""PP-OCR detection + recognition on ONNX Runtime, with the models shipped inside the rapidocr wheel.
+
+The same steps as rapidocr 3.x's pipeline (resize bounds, blank rows padded onto wide images, DB
+post-processing, perspective crops, CTC decoding; ``tests/test_ppocr.py`` checks that both give the
+same text and boxes), without its Python wrapper: importing ``rapidocr.main`` parses its YAML model
+tables with OmegaConf (~0.5 s of GIL-holding Python on our machine, serialised with everything else
+the pipeline starts with) and every call walks OmegaConf attributes (~7 ms of Python per band). Here
+a read is two ONNX Runtime calls (which release the GIL) and a little NumPy/OpenCV, so threads
+sharing one instance run in parallel.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+DET_MODEL = "PP-OCRv6_det_small.onnx"
+REC_MODEL = "PP-OCRv6_rec_small.onnx"
+
+
+def model_dir() -> Path:
+    """The models folder inside the installed rapidocr package (located without importing it)."""
+    spec = importlib.util.find_spec("rapidocr")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the rapidocr package is not installed (it ships the PP-OCR models)")
+    return Path(next(iter(spec.submodule_search_locations))) / "models"
+
+
+@dataclass(frozen=True)
+class PpOcrConfig:
+    """rapidocr's settings for its default PP-OCRv6 small models, and ours where noted."""
+
+    #: Resize bounds applied before anything else (rapidocr ``Global.min/max_side_len``).
+    min_side: int = 30
+    max_side: int = 2000
+    #: Blank rows are added above and below images wider than ``pad_ratio`` times their height
+    #: (rapidocr pads to 4:1 with ratio 8; we use 16, see :mod:`vidocr.engines.rapid`).
+    pad_ratio: float = 16
+    pad_min_height: int = 30
+    #: The detector's input: the long side limited to this many pixels (ours; rapidocr: short side).
+    det_limit_side: int = 736
+    thresh: float = 0.3
+    box_thresh: float = 0.5
+    unclip_ratio: float = 1.6
+    max_candidates: int = 1000
+    rec_height: int = 48
+    rec_width: int = 320
+    rec_batch: int = 6
+    #: Lines recognised below this score are dropped (rapidocr ``Global.text_score``).
+    text_score: float = 0.5
+
+
+#: A detected text box (4 corner points, clockwise from top-left, image coordinates), its text, its score.
+Piece = tuple[np.ndarray, str, float]
+
+
+class PpOcr:
+    """One detector and one recogniser session; ``read`` and ``recognize`` may run on several threads."""
+
+    def __init__(self, config: PpOcrConfig | None = None, models: Path | None = None) -> None:
+        import onnxruntime as ort
+
+        self.config = config or PpOcrConfig()
+        folder = models or model_dir()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.enable_cpu_mem_arena = False
+        options.log_severity_level = 3
+        cpu = ["CPUExecutionProvider"]
+        self._det = ort.InferenceSession(str(folder / DET_MODEL), options, providers=cpu)
+        self._rec = ort.InferenceSession(str(folder / REC_MODEL), options, providers=cpu)
+        self._det_input = self._det.get_inputs()[0].name
+        self._rec_input = self._rec.get_inputs()[0].name
+        characters = self._rec.get_modelmeta().custom_metadata_map["character"].splitlines()
+        # CTC: index 0 is the blank, the dictionary follows, a space comes last.
+        self.characters = ["", *characters, " "]
+
+    # -- full read ------------------------------------------------------------------------------
+    def read(self, image: np.ndarray) -> list[Piece]:
+        """Detect and recognise the text boxes of a BGR image, top to bottom, left to right."""
+        cfg = self.config
+        if image.ndim == 2:
+            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+        height, width = image.shape[:2]
+        img, ratio_h, ratio_w = _within_bounds(image, cfg.min_side, cfg.max_side)
+        img, top = _pad_rows(img, cfg.pad_ratio, cfg.pad_min_height)
+        boxes = self._detect(img)
+        if not len(boxes):
+            return []
+        crops = [_crop_quad(img, box) for box in boxes]
+        if ratio_h != 1.0 or ratio_w != 1.0:
+            crops = [
+                cv2.resize(c, (round(c.shape[1] * ratio_w), round(c.shape[0] * ratio_h))) for c in crops
+            ]
+        texts = self.recognize(crops)
+        boxes = boxes.astype(np.float32)
+        boxes[:, :, 1] -= top
+        boxes[:, :, 0] *= ratio_w
+        boxes[:, :, 1] *= ratio_h
+        boxes = np.maximum(boxes, 0)
+        boxes[..., 0] = np.minimum(boxes[..., 0], width)
+        boxes[..., 1] = np.minimum(boxes[..., 1], height)
+        return [
+            (box, text, score)
+            for box, (text, score) in zip(boxes, texts, strict=True)
+            if text.strip() and score >= cfg.text_score
+        ]
+
+    # -- recognition ------------------------------------------------------------------------------
+    def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
+        """Text and score of each crop (one line of text each), in order."""
+        cfg = self.config
+        out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+        ratios = [c.shape[1] / float(c.shape[0]) for c in crops]
+        order = np.argsort(np.array(ratios))
+        for start in range(0, len(crops), cfg.rec_batch):
+            idx = [int(i) for i in order[start : start + cfg.rec_batch]]
+            max_ratio = max(cfg.rec_width / cfg.rec_height, *(ratios[i] for i in idx))
+            batch_width = int(cfg.rec_height * max_ratio)
+            batch = np.zeros((len(idx), 3, cfg.rec_height, batch_width), np.float32)
+            for row, i in enumerate(idx):
+                resized_w = min(batch_width, int(math.ceil(cfg.rec_height * ratios[i])))
+                resized = cv2.resize(crops[i], (resized_w, cfg.rec_height)).astype(np.float32)
+                batch[row, :, :, :resized_w] = (resized.transpose(2, 0, 1) / 255 - 0.5) / 0.5
+            preds = self._rec.run(None, {self._rec_input: batch})[0]
+            for row, i in enumerate(idx):
+                out[i] = self._decode(preds[row])
+        return out
+
+    def _decode(self, pred: np.ndarray) -> tuple[str, float]:
+        tokens = pred.argmax(axis=1)
+        probs = pred.max(axis=1)
+        keep = np.ones(len(tokens), dtype=bool)
+        keep[1:] = tokens[1:] != tokens[:-1]
+        keep &= tokens != 0
+        text = "".join(self.characters[t] for t in tokens[keep])
+        confs = [round(float(p), 5) for p in probs[keep]] or [0.0]
+        return text, round(float(np.mean(confs)), 5)
+
+    # -- detection (DB) ---------------------------------------------------------------------------
+    def _detect(self, img: np.ndarray) -> np.ndarray:
+        cfg = self.config
+        height, width = img.shape[:2]
+        ratio = cfg.det_limit_side / max(height, width) if max(height, width) > cfg.det_limit_side else 1.0
+        resize_h = int(round(int(height * ratio) / 32) * 32)
+        resize_w = int(round(int(width * ratio) / 32) * 32)
+        if resize_h <= 0 or resize_w <= 0:
+            return np.zeros((0, 4, 2), np.float32)
+        # The same arithmetic as rapidocr (scaled in float32, centred in float64), so that scores on a
+        # threshold's edge fall the same way.
+        scaled = cv2.resize(img, (resize_w, resize_h)).astype(np.float32) * (1 / 255.0)
+        x = ((scaled.astype(np.float64) - 0.5) / 0.5).astype(np.float32)
+        pred = self._det.run(None, {self._det_input: x.transpose(2, 0, 1)[np.newaxis]})[0][0, 0]
+        mask = cv2.dilate((pred > cfg.thresh).astype(np.uint8), np.ones((2, 2), np.uint8))
+        boxes = self._boxes(pred, mask, width, height)
+        return _sorted_boxes(boxes)
+
+    def _boxes(self, pred: np.ndarray, bitmap: np.ndarray, dest_w: int, dest_h: int) -> np.ndarray:
+        cfg = self.config
+        height, width = bitmap.shape
+        contours, _ = cv2.findContours(bitmap * 255, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+        found = []
+        for contour in contours[: cfg.max_candidates]:
+            points, short = _mini_box(contour)
+            if short < 3:
+                continue
+            if _box_score(pred, points) < cfg.box_thresh:
+                continue
+            box, short = _mini_box(_unclip(points, cfg.unclip_ratio))
+            if short < 5:
+                continue
+            box[:, 0] = np.clip(np.round(box[:, 0] / width * dest_w), 0, dest_w)
+            box[:, 1] = np.clip(np.round(box[:, 1] / height * dest_h), 0, dest_h)
+            box = _clockwise(box.astype(np.int32).astype(np.float32))
+            box[:, 0] = np.clip(box[:, 0], 0, dest_w - 1).astype(np.int32)
+            box[:, 1] = np.clip(box[:, 1], 0, dest_h - 1).astype(np.int32)
+            if int(np.linalg.norm(box[0] - box[1])) <= 3 or int(np.linalg.norm(box[0] - box[3])) <= 3:
+                continue
+            found.append(box)
+        return np.array(found, np.float32).reshape(-1, 4, 2)
+
+
+def _within_bounds(img: np.ndarray, min_side: int, max_side: int) -> tuple[np.ndarray, float, float]:
+    ratio_h = ratio_w = 1.0
+    if max(img.shape[:2]) > max_side:
+        img, ratio_h, ratio_w = _resize_to(img, max_side / max(img.shape[:2]))
+    if min(img.shape[:2]) < min_side:
+        img, ratio_h, ratio_w = _resize_to(img, min_side / min(img.shape[:2]))
+    return img, ratio_h, ratio_w
+
+
+def _resize_to(img: np.ndarray, ratio: float) -> tuple[np.ndarray, float, float]:
+    h, w = img.shape[:2]
+    resize_h = int(round(int(h * ratio) / 32) * 32)
+    resize_w = int(round(int(w * ratio) / 32) * 32)
+    if resize_h <= 0 or resize_w <= 0:
+        raise ValueError(f"cannot resize a {w}x{h} image for OCR")
+    return cv2.resize(img, (resize_w, resize_h)), h / resize_h, w / resize_w
+
+
+def _pad_rows(img: np.ndarray, ratio: float, min_height: int) -> tuple[np.ndarray, int]:
+    h, w = img.shape[:2]
+    if h > min_height and w / h <= ratio:
+        return img, 0
+    pad = int(abs(max(int(w / ratio), min_height) * 2 - h) / 2)
+    return cv2.copyMakeBorder(img, pad, pad, 0, 0, cv2.BORDER_CONSTANT, value=(0, 0, 0)), pad
+
+
+def _mini_box(contour: np.ndarray) -> tuple[np.ndarray, float]:
+    rect = cv2.minAreaRect(contour)
+    points = sorted(cv2.boxPoints(rect).tolist(), key=lambda p: p[0])
+    a, d = (0, 1) if points[1][1] > points[0][1] else (1, 0)
+    b, c = (2, 3) if points[3][1] > points[2][1] else (3, 2)
+    return np.array([points[a], points[b], points[c], points[d]], np.float32), min(rect[1])
+
+
+def _box_score(bitmap: np.ndarray, box: np.ndarray) -> float:
+    """Mean probability inside the box (DB's "fast" score)."""
+    h, w = bitmap.shape[:2]
+    xmin = int(np.clip(np.floor(box[:, 0].min()), 0, w - 1))
+    xmax = int(np.clip(np.ceil(box[:, 0].max()), 0, w - 1))
+    ymin = int(np.clip(np.floor(box[:, 1].min()), 0, h - 1))
+    ymax = int(np.clip(np.ceil(box[:, 1].max()), 0, h - 1))
+    mask = np.zeros((ymax - ymin + 1, xmax - xmin + 1), np.uint8)
+    shifted = box - np.array([xmin, ymin], np.float32)
+    cv2.fillPoly(mask, [shifted.reshape(-1, 2).astype(np.int32)], 1)
+    return float(cv2.mean(bitmap[ymin : ymax + 1, xmin : xmax + 1], mask)[0])
+
+
+def _unclip(box: np.ndarray, ratio: float) -> np.ndarray:
+    """Grow the shrunk text kernel back by DB's offset distance (area * ratio / perimeter)."""
+    import pyclipper
+
+    x, y = box[:, 0].astype(np.float64), box[:, 1].astype(np.float64)
+    area = 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    length = float(np.sum(np.hypot(np.roll(x, -1) - x, np.roll(y, -1) - y)))
+    offset = pyclipper.PyclipperOffset()
+    offset.AddPath(box, pyclipper.JT_ROUND, pyclipper.ET_CLOSEDPOLYGON)
+    return np.array(offset.Execute(area * ratio / length)).reshape((-1, 1, 2))
+
+
+def _clockwise(pts: np.ndarray) -> np.ndarray:
+    by_x = pts[np.argsort(pts[:, 0]), :]
+    left, right = by_x[:2], by_x[2:]
+    tl, bl = left[np.argsort(left[:, 1]), :]
+    tr, br = right[np.argsort(right[:, 1]), :]
+    return np.array([tl, tr, br, bl], np.float32)
+
+
+def _sorted_boxes(boxes: np.ndarray) -> np.ndarray:
+    """Top to bottom, then left to right within a line (tops closer than 10 px share a line)."""
+    if not len(boxes):
+        return boxes
+    y_order = np.argsort(boxes[:, 0, 1], kind="stable")
+    boxes = boxes[y_order]
+    lines = np.concatenate([[0], np.cumsum(np.diff(boxes[:, 0, 1]) >= 10)])
+    return boxes[np.lexsort((boxes[:, 0, 0], lines))]
+
+
+def _crop_quad(img: np.ndarray, points: np.ndarray) -> np.ndarray:
+    width = int(max(np.linalg.norm(points[0] - points[1]), np.linalg.norm(points[2] - points[3])))
+    height = int(max(np.linalg.norm(points[0] - points[3]), np.linalg.norm(points[1] - points[2])))
+    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    matrix = cv2.getPerspectiveTransform(points.astype(np.float32), target)
+    crop = cv2.warpPerspective(img, matrix, (width, height), borderMode=cv2.BORDER_REPLICATE, flags=cv2.INTER_CUBIC)
+    if crop.shape[0] * 1.0 / crop.shape[1] >= 1.5:
+        crop = np.rot90(crop)
+    return crop
