@@ -40,6 +40,7 @@ class OcrWorker:
         )
         self.results: dict[int, OcrResult] = {}
         self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
         self._error: BaseException | None = None
         self._batch: list[_Item] = []
         self._recent: OrderedDict[int, OcrResult] = OrderedDict()
@@ -66,10 +67,15 @@ class OcrWorker:
                 except queue.Full:
                     continue
 
-    def take(self) -> dict[int, OcrResult]:
+    def take(self, wait: float = 0.0) -> dict[int, OcrResult]:
+        """Results that came back since the last call; with ``wait``, block up to that many seconds
+        for at least one (or an engine error)."""
         self.raise_error()
-        with self._lock:
+        with self._ready:
+            if wait > 0 and not self.results and self._error is None:
+                self._ready.wait(wait)
             out, self.results = self.results, {}
+        self.raise_error()
         return out
 
     def raise_error(self) -> None:
@@ -105,12 +111,15 @@ class OcrWorker:
             try:
                 done = self._read(batch)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer thread
-                self._error = exc
+                with self._ready:
+                    self._error = exc
+                    self._ready.notify_all()
                 continue
             self.calls += len(batch)
             self.batches.append(len(batch))
-            with self._lock:
+            with self._ready:
                 self.results.update(done)
+                self._ready.notify_all()
             for read_id, result in done.items():
                 self._recent[read_id] = result
             while len(self._recent) > self.RECENT:

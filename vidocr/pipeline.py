@@ -293,9 +293,9 @@ def _stream(
             cues_out += 1
             yield replace(cue, zone=zone.name)
 
-    def ready() -> Iterator[Cue]:
+    def ready(wait: float = 0.0) -> Iterator[Cue]:
         nonlocal confirmed
-        for rid, result in worker.take().items():
+        for rid, result in worker.take(wait).items():
             confirmed += result.confirmed
             zone, dx, dy = offsets.pop(rid)
             results[rid] = zone.drop_static(result.shifted(dx, dy))
@@ -342,10 +342,9 @@ def _stream(
     for zone in zones:
         handle(zone, zone.detector.finish(end), None)
     worker.flush()
+    yield from ready()
     while any(zone.pending for zone in zones):
-        yield from ready()
-        if any(zone.pending for zone in zones):
-            time.sleep(0.005)
+        yield from ready(wait=0.5)
     for zone in zones:
         yield from named(zone, zone.merger.flush())
     if progress is not None:
