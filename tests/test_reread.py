@@ -103,3 +103,48 @@ def test_queue_rereads_when_the_earlier_read_is_in_the_same_batch(
     assert results[2].text == results[1].text != results[3].text
     assert worker.rereads == 2
     assert worker.batches == [3]
+
+
+class _CountingEngine:
+    """A stand-in engine without ``reread`` (like the HunyuanOCR engines): it must get whole batches."""
+
+    name = "counting"
+    tasks = frozenset({Task.SUBTITLE})
+    preferred_batch = 4
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def recognize(self, images: list[np.ndarray], task: Task) -> list[OcrResult]:
+        self.calls.append(len(images))
+        return [OcrResult() for _ in images]
+
+    def close(self) -> None:
+        pass
+
+
+def test_engines_without_reread_get_whole_batches(zh_bands: dict[str, np.ndarray]) -> None:
+    from vidocr.engines import load_engine_class, supports_reread
+
+    engine = _CountingEngine()
+    assert not supports_reread(engine)
+    worker = OcrWorker(engine, Task.SUBTITLE, batch=4, queue_size=8)  # type: ignore[arg-type]
+    worker.submit(1, zh_bands["a"])
+    worker.submit(2, zh_bands["a_later"], prior=(1, 0))
+    worker.submit(3, zh_bands["b"], prior=(2, 0))
+    worker.submit(4, zh_bands["b"], prior=(3, 0))
+    worker.close()
+    assert engine.calls == [4] and sorted(worker.take()) == [1, 2, 3, 4] and worker.rereads == 0
+    # The registry tells before an engine is built: the VLM engines have no reread.
+    assert callable(getattr(load_engine_class("rapidocr"), "reread", None))
+    assert not callable(getattr(load_engine_class("openai"), "reread", None))
+
+
+def test_background_engine_tells_whether_it_rereads() -> None:
+    from vidocr.engines import BackgroundEngine, supports_reread
+
+    engine = BackgroundEngine("rapidocr", EngineOptions(workers=1))
+    try:
+        assert supports_reread(engine)
+    finally:
+        engine.close()

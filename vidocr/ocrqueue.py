@@ -13,7 +13,7 @@ from typing import cast
 
 import numpy as np
 
-from vidocr.engines import OcrEngine, Rereader
+from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
 from vidocr.types import OcrResult, Task
 
@@ -44,7 +44,7 @@ class OcrWorker:
         self._error: BaseException | None = None
         self._batch: list[_Item] = []
         self._recent: OrderedDict[int, OcrResult] = OrderedDict()
-        self._rereader = isinstance(engine, Rereader)
+        self._rereader = supports_reread(engine)
         self.calls = 0
         self.rereads = 0
         self.batches: list[int] = []

@@ -117,6 +117,13 @@ def create_engine(name: str, options: EngineOptions | None = None) -> OcrEngine:
     return engine
 
 
+def supports_reread(engine: object) -> bool:
+    """Whether ``engine`` (or the engine a :class:`BackgroundEngine` is building) is a :class:`Rereader`."""
+    if isinstance(engine, BackgroundEngine):
+        return engine.rereads
+    return isinstance(engine, Rereader)
+
+
 def engines_for_task(task: Task) -> list[str]:
     """Names of the registered engines that can do ``task`` (from the registry; nothing is imported)."""
     return [name for name in engine_names() if task in ENGINES[name].tasks]
@@ -136,6 +143,8 @@ class BackgroundEngine:
         options = options or EngineOptions()
         cls = load_engine_class(name)
         self.name = name
+        #: Whether the engine being built can re-read (:class:`Rereader`); known before it is built.
+        self.rereads = callable(getattr(cls, "reread", None))
         self.tasks = engine_spec(name).tasks
         self.preferred_batch = options.batch_size or 8
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="vidocr-engine-load")
@@ -155,7 +164,7 @@ class BackgroundEngine:
         engine = self.engine
         if isinstance(engine, Rereader):
             return engine.reread(images, priors, task)
-        return engine.recognize(images, task)
+        return engine.recognize(images, task)  # callers check supports_reread() first
 
     def close(self) -> None:
         if self._closed:
