@@ -132,3 +132,22 @@ def test_parallel_ocr_threads_give_the_same_cues(samples: Path) -> None:
     truth = read_srt(samples / "short_cue.srt")
     assert [(c.start_ms, c.end_ms) for c in got] == [(t.start_ms, t.end_ms) for t in truth]
     assert info.stats["ocr_calls"] >= len(truth)
+
+
+def test_text_growing_in_place_is_read_again(tmp_path: Path, rapid_engine: object) -> None:
+    """Typewriter / roll-up captions: the words already shown stay put and new ones appear after them.
+
+    The new segment shares most of the old one's pixels, so its read starts as a cheap re-read of the old
+    text's boxes; those boxes still read the old text, so the new text outside them must force a full read.
+    """
+    pad = "\u3000"  # a CJK-wide space: both lines have the same width, so the common words stay in place
+    cues = (
+        SynthCue(0.4, 2.4, "你听我说" + pad * 4),
+        SynthCue(2.4, 4.4, "你听我说完这句" + pad),
+        SynthCue(4.4, 5.6, "你听我说完这句话"),
+    )
+    path, truth = _spec(tmp_path, "grow.mp4", cues=cues, background="dark", cut_every=None)
+    got, _ = run(path, rapid_engine)
+    assert [(c.start_ms, c.end_ms, normalize(c.text)) for c in got] == [
+        (t.start_ms, t.end_ms, normalize(t.text)) for t in truth
+    ]

@@ -12,7 +12,7 @@ import pytest
 
 from vidocr.engines import EngineOptions, Rereader
 from vidocr.engines.rapid import RapidOcrEngine
-from vidocr.ocrqueue import OcrWorker
+from vidocr.ocrqueue import OcrWorker, Prior, covers
 from vidocr.synth import read_srt
 from vidocr.types import Box, OcrResult, Task
 from vidocr.video import VideoSource
@@ -94,8 +94,8 @@ def test_queue_rereads_when_the_earlier_read_is_in_the_same_batch(
 ) -> None:
     worker = OcrWorker(rapid_engine, Task.SUBTITLE, batch=8, queue_size=8)
     worker.submit(1, zh_bands["a"])
-    worker.submit(2, zh_bands["a_later"], prior=(1, 0))  # same subtitle: confirmed
-    worker.submit(3, zh_bands["b"], prior=(2, 0))  # the next subtitle: a full read
+    worker.submit(2, zh_bands["a_later"], prior=Prior(1))  # same subtitle: confirmed
+    worker.submit(3, zh_bands["b"], prior=Prior(2))  # the next subtitle: a full read
     worker.close()
     results = worker.take()
     assert sorted(results) == [1, 2, 3]
@@ -130,9 +130,9 @@ def test_engines_without_reread_get_whole_batches(zh_bands: dict[str, np.ndarray
     assert not supports_reread(engine)
     worker = OcrWorker(engine, Task.SUBTITLE, batch=4, queue_size=8)  # type: ignore[arg-type]
     worker.submit(1, zh_bands["a"])
-    worker.submit(2, zh_bands["a_later"], prior=(1, 0))
-    worker.submit(3, zh_bands["b"], prior=(2, 0))
-    worker.submit(4, zh_bands["b"], prior=(3, 0))
+    worker.submit(2, zh_bands["a_later"], prior=Prior(1))
+    worker.submit(3, zh_bands["b"], prior=Prior(2))
+    worker.submit(4, zh_bands["b"], prior=Prior(3))
     worker.close()
     assert engine.calls == [4] and sorted(worker.take()) == [1, 2, 3, 4] and worker.rereads == 0
     # The registry tells before an engine is built: the VLM engines have no reread.
@@ -148,3 +148,14 @@ def test_background_engine_tells_whether_it_rereads() -> None:
         assert supports_reread(engine)
     finally:
         engine.close()
+
+
+def test_a_prior_must_cover_the_text_the_mask_sees() -> None:
+    from vidocr.types import OcrLine
+
+    prior = OcrResult(lines=(OcrLine("你听我说", 0.99, Box(100, 10, 200, 50)),))
+    assert covers(prior, [])
+    assert covers(prior, [Box(110, 18, 180, 40)])  # inside
+    assert covers(prior, [Box(90, 18, 215, 40)])  # within half a line height of slack
+    assert not covers(prior, [Box(110, 18, 260, 40)])  # text grew to the right
+    assert not covers(prior, [Box(110, 80, 180, 40)])  # a second line below

@@ -5,9 +5,10 @@ compares each sampled frame's mask with the current segment's: a different mask 
 ``confirm`` samples opens a new segment, whose start is the first frame of the new state (refined to
 the exact frame from the masks of the frames between samples when sampling is sparser than the frame
 rate). Segments whose band holds no text-like lines are never read. A text segment is read once it
-is stable, then again every ``recheck_s`` seconds, after a scene cut and when its mask drifts: the
-merger compares those reads, so a subtitle change the masks missed is still caught (and split at the
-frame where the mask changed most), and OCR noise is voted away.
+is stable, then again every ``recheck_s`` seconds, after a scene cut, when its mask drifts and when a
+line grows beyond where it was at the last read (words added in place): the merger compares those
+reads, so a subtitle change the masks missed is still caught (and split at the frame where the mask
+changed most), and OCR noise is voted away.
 """
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ class _ReadTrack:
     cut_ts: Timestamp | None = None
     low_run: int = 0  # consecutive samples below the drift threshold
     drifted: bool = False
+    #: Text lines when the segment was last read, and the first sample of a run in which a line reaches
+    #: beyond them (words added in place: typewriter and roll-up captions barely change the mask).
+    lines: tuple[TextLine, ...] = ()
+    grow_ts: Timestamp | None = None
+    grow_run: int = 0
 
 
 class BandChangeDetector:
@@ -226,10 +232,17 @@ class BandChangeDetector:
         # dips are flicker and compression noise, not a subtitle that changed unseen.
         track.low_run = track.low_run + 1 if sim < opts.drift_threshold else 0
         track.drifted = track.drifted or track.low_run >= opts.confirm
+        if grew(track.lines, self._lines):
+            track.grow_ts = track.grow_ts if track.grow_run else ts
+            track.grow_run += 1
+        else:
+            track.grow_run = 0
         since = ts.seconds - track.last_read_s
         if since < opts.min_read_gap_s:
             return
-        if track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
+        if track.grow_run >= opts.confirm and track.grow_ts is not None:
+            yield from self._read(ts, track.grow_ts, "grow")
+        elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
             yield from self._read(ts, track.cut_ts, "cut")
         elif track.drifted and track.worst_ts is not None:
@@ -240,7 +253,7 @@ class BandChangeDetector:
     def _read(self, ts: Timestamp, split_at: Timestamp, reason: str) -> Iterator[tuple]:
         seg = self._segment
         assert seg is not None
-        self._track = _ReadTrack(last_read_s=ts.seconds)
+        self._track = _ReadTrack(last_read_s=ts.seconds, lines=self._lines)
         yield ("read", ReadRequest(seg, ts, split_at, reason, self._lines))
 
     def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
@@ -263,6 +276,19 @@ class BandChangeDetector:
             if changed:
                 return sample.ts
         return ts
+
+
+def grew(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:
+    """A line of ``now`` reaches at least 0.8 line heights (about a glyph) past the lines of ``before`` on
+    its rows. Lines on other rows are left to the mask similarity (a new line changes it a lot)."""
+    for ln in now:
+        row = [b for b in before if min(ln.y1, b.y1) - max(ln.y0, b.y0) >= 0.5 * min(ln.height, b.height)]
+        if not row:
+            continue
+        reach = 0.8 * max(b.height for b in row)
+        if ln.x0 < min(b.x0 for b in row) - reach or ln.x1 > max(b.x1 for b in row) + reach:
+            return True
+    return False
 
 
 class SceneCuts:

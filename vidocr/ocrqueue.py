@@ -9,17 +9,43 @@ from __future__ import annotations
 import queue
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
-from vidocr.types import OcrResult, Task
+from vidocr.types import Box, OcrResult, Task
 
-#: A re-read: (read id of the earlier read of the same subtitle, rows to add to its boxes' y).
-Prior = tuple[int, int]
+
+@dataclass(frozen=True)
+class Prior:
+    """What a re-read starts from: the earlier read of the same subtitle (by read id), the rows to add to
+    its boxes to place them in this crop, and where the text mask sees text in this crop. The re-read is
+    tried only if that text lies inside the earlier read's lines (text that grew beside them, as in
+    typewriter or roll-up captions, must be detected, not confirmed)."""
+
+    read_id: int
+    dy: int = 0
+    text_boxes: tuple[Box, ...] = ()
+
+
 _Item = tuple[int, np.ndarray, Prior | None]
+
+
+def covers(result: OcrResult, text_boxes: Sequence[Box]) -> bool:
+    """Each text box lies on a line of ``result`` and within its horizontal extent (half a line height of slack)."""
+    lines = [ln.box for ln in result.lines if ln.box is not None]
+    for t in text_boxes:
+        row = [b for b in lines if min(t.y + t.h, b.y + b.h) - max(t.y, b.y) >= 0.5 * min(t.h, b.h)]
+        if not row:
+            return False
+        slack = 0.5 * t.h
+        if t.x < min(b.x for b in row) - slack or t.x + t.w > max(b.x + b.w for b in row) + slack:
+            return False
+    return True
 
 
 class OcrWorker:
@@ -137,7 +163,7 @@ class OcrWorker:
                 prior = self._prior(item, done)
                 if prior is not None:
                     again.append((item, prior))
-                elif not (self._rereader and item[2] is not None and item[2][0] in waiting):
+                elif not (self._rereader and item[2] is not None and item[2].read_id in waiting):
                     fresh.append(item)
             if not fresh and not again:
                 fresh = todo
@@ -152,12 +178,16 @@ class OcrWorker:
         return done
 
     def _prior(self, item: _Item, done: dict[int, OcrResult]) -> OcrResult | None:
-        """The earlier result a re-read can start from, moved into this crop's rows; None if unknown."""
-        if not self._rereader or item[2] is None:
+        """The earlier result a re-read can start from, moved into this crop's rows; None if it is not
+        known yet or the mask sees text outside its lines."""
+        prior = item[2]
+        if not self._rereader or prior is None:
             return None
-        read_id, dy = item[2]
-        known = done.get(read_id) or self._recent.get(read_id)
-        return known.shifted(0, dy) if known is not None else None
+        known = done.get(prior.read_id) or self._recent.get(prior.read_id)
+        if known is None:
+            return None
+        known = known.shifted(0, prior.dy)
+        return known if covers(known, prior.text_boxes) else None
 
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):

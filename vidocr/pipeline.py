@@ -240,7 +240,12 @@ class _Zone:
                 return None
         elif request.reason == "first" or index != seg.index:
             return None
-        return read_id, top - crop.y
+        scale = self.scale
+        text = tuple(
+            Box(int(ln.x0 / scale) - crop.x, int(ln.y0 / scale) - crop.y, int(ln.width / scale), int(ln.height / scale))
+            for ln in request.lines
+        )
+        return Prior(read_id, top - crop.y, text)
 
     def edges(self, luma: np.ndarray) -> np.ndarray:
         box = self.box
