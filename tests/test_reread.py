@@ -12,7 +12,7 @@ import pytest
 
 from vidocr.engines import EngineOptions, Rereader
 from vidocr.engines.rapid import RapidOcrEngine
-from vidocr.ocrqueue import OcrWorker, Prior, covers
+from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.synth import read_srt
 from vidocr.types import Box, OcrResult, Task
 from vidocr.video import VideoSource
@@ -149,13 +149,3 @@ def test_background_engine_tells_whether_it_rereads() -> None:
     finally:
         engine.close()
 
-
-def test_a_prior_must_cover_the_text_the_mask_sees() -> None:
-    from vidocr.types import OcrLine
-
-    prior = OcrResult(lines=(OcrLine("你听我说", 0.99, Box(100, 10, 200, 50)),))
-    assert covers(prior, [])
-    assert covers(prior, [Box(110, 18, 180, 40)])  # inside
-    assert covers(prior, [Box(90, 18, 215, 40)])  # within half a line height of slack
-    assert not covers(prior, [Box(110, 18, 260, 40)])  # text grew to the right
-    assert not covers(prior, [Box(110, 80, 180, 40)])  # a second line below

@@ -75,6 +75,8 @@ class ReadRequest:
     split_at: Timestamp
     reason: str
     lines: tuple[TextLine, ...] = ()
+    #: A line reaches past the lines of the previous read (words were added): not a mere repeat of it.
+    grown: bool = False
 
 
 @dataclass
@@ -99,9 +101,8 @@ class _ReadTrack:
     cut_ts: Timestamp | None = None
     low_run: int = 0  # consecutive samples below the drift threshold
     drifted: bool = False
-    #: Text lines when the segment was last read, and the first sample of a run in which a line reaches
-    #: beyond them (words added in place: typewriter and roll-up captions barely change the mask).
-    lines: tuple[TextLine, ...] = ()
+    #: The first sample of a run in which a line reaches beyond the lines of the last read (words added
+    #: in place: typewriter and roll-up captions barely change the mask).
     grow_ts: Timestamp | None = None
     grow_run: int = 0
 
@@ -130,6 +131,7 @@ class BandChangeDetector:
         self._segment: Segment | None = None
         self._pending: _Pending | None = None
         self._lines: tuple[TextLine, ...] = ()
+        self._read_lines: tuple[TextLine, ...] = ()  # the lines of the latest read
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
         self._track = _ReadTrack()
@@ -232,7 +234,7 @@ class BandChangeDetector:
         # dips are flicker and compression noise, not a subtitle that changed unseen.
         track.low_run = track.low_run + 1 if sim < opts.drift_threshold else 0
         track.drifted = track.drifted or track.low_run >= opts.confirm
-        if grew(track.lines, self._lines):
+        if grew(self._read_lines, self._lines):
             track.grow_ts = track.grow_ts if track.grow_run else ts
             track.grow_run += 1
         else:
@@ -253,8 +255,10 @@ class BandChangeDetector:
     def _read(self, ts: Timestamp, split_at: Timestamp, reason: str) -> Iterator[tuple]:
         seg = self._segment
         assert seg is not None
-        self._track = _ReadTrack(last_read_s=ts.seconds, lines=self._lines)
-        yield ("read", ReadRequest(seg, ts, split_at, reason, self._lines))
+        self._track = _ReadTrack(last_read_s=ts.seconds)
+        grown = grew(self._read_lines, self._lines)
+        self._read_lines = self._lines
+        yield ("read", ReadRequest(seg, ts, split_at, reason, self._lines, grown))
 
     def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
         """First frame since the last sample that looks more like the new state than the old one.

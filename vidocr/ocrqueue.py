@@ -9,7 +9,6 @@ from __future__ import annotations
 import queue
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -17,35 +16,19 @@ import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
-from vidocr.types import Box, OcrResult, Task
+from vidocr.types import OcrResult, Task
 
 
 @dataclass(frozen=True)
 class Prior:
-    """What a re-read starts from: the earlier read of the same subtitle (by read id), the rows to add to
-    its boxes to place them in this crop, and where the text mask sees text in this crop. The re-read is
-    tried only if that text lies inside the earlier read's lines (text that grew beside them, as in
-    typewriter or roll-up captions, must be detected, not confirmed)."""
+    """What a re-read starts from: the earlier read of the same subtitle (by read id) and the rows to
+    add to its boxes to place them in this crop."""
 
     read_id: int
     dy: int = 0
-    text_boxes: tuple[Box, ...] = ()
 
 
 _Item = tuple[int, np.ndarray, Prior | None]
-
-
-def covers(result: OcrResult, text_boxes: Sequence[Box]) -> bool:
-    """Each text box lies on a line of ``result`` and within its horizontal extent (half a line height of slack)."""
-    lines = [ln.box for ln in result.lines if ln.box is not None]
-    for t in text_boxes:
-        row = [b for b in lines if min(t.y + t.h, b.y + b.h) - max(t.y, b.y) >= 0.5 * min(t.h, b.h)]
-        if not row:
-            return False
-        slack = 0.5 * t.h
-        if t.x < min(b.x for b in row) - slack or t.x + t.w > max(b.x + b.w for b in row) + slack:
-            return False
-    return True
 
 
 class OcrWorker:
@@ -178,16 +161,14 @@ class OcrWorker:
         return done
 
     def _prior(self, item: _Item, done: dict[int, OcrResult]) -> OcrResult | None:
-        """The earlier result a re-read can start from, moved into this crop's rows; None if it is not
-        known yet or the mask sees text outside its lines."""
+        """The earlier result a re-read can start from, moved into this crop's rows; None if unknown."""
         prior = item[2]
         if not self._rereader or prior is None:
             return None
         known = done.get(prior.read_id) or self._recent.get(prior.read_id)
         if known is None:
             return None
-        known = known.shifted(0, prior.dy)
-        return known if covers(known, prior.text_boxes) else None
+        return known.shifted(0, prior.dy)
 
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):

@@ -229,9 +229,10 @@ class _Zone:
         """The earlier read that this read probably repeats, for a cheap re-read (see OcrWorker):
         the segment's own last read for re-reads; for a new segment right after a text segment
         whose mask it partly shares (a split caused by the picture behind a subtitle, or a
-        change), that segment's last read. Only cost depends on it: a re-read that does not read
-        back the same text is a full read."""
-        if self.last_read is None:
+        change), that segment's last read. None when the mask saw a line grow past the lines of that
+        read: the recogniser would read the old words in the old boxes and miss the new ones. Otherwise
+        only cost depends on it: a re-read that does not read back the same text is a full read."""
+        if self.last_read is None or request.grown:
             return None
         read_id, top, index = self.last_read
         seg = request.segment
@@ -240,12 +241,7 @@ class _Zone:
                 return None
         elif request.reason == "first" or index != seg.index:
             return None
-        scale = self.scale
-        text = tuple(
-            Box(int(ln.x0 / scale) - crop.x, int(ln.y0 / scale) - crop.y, int(ln.width / scale), int(ln.height / scale))
-            for ln in request.lines
-        )
-        return Prior(read_id, top - crop.y, text)
+        return Prior(read_id, top - crop.y)
 
     def edges(self, luma: np.ndarray) -> np.ndarray:
         box = self.box
