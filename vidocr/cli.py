@@ -272,7 +272,8 @@ def _report_line(video: Path, stats: dict[str, Any]) -> str:
     return (
         f"{video}: zones: {zones or 'none'}; static texts suppressed: {stats.get('static_texts', 0)} "
         f"({stats.get('static_lines_dropped', 0)} lines dropped); frames decoded: {stats.get('frames', 0)}, "
-        f"read by OCR: {stats.get('frames_read', 0)}; scene cuts: {stats.get('scene_cuts', 0)}; "
+        f"read by OCR: {stats.get('frames_read', 0)} ({stats.get('ocr_confirmed', 0)} re-reads confirmed "
+        f"without detection); scene cuts: {stats.get('scene_cuts', 0)}; "
         f"corrupt frames: {stats.get('corrupt_frames', 0)}"
     )
 
