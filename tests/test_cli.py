@@ -163,3 +163,33 @@ def test_real_subprocess_run(samples: Path, tmp_path: Path) -> None:
     assert "1 file(s): 1 ok" in proc.stderr
     # Piped (not a TTY): no progress bar escape codes.
     assert "\r" not in proc.stderr and "\x1b[" not in proc.stderr
+
+
+def test_same_stem_videos_never_overwrite_each_other(tmp_path: Path, samples: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from vidocr.discover import output_stem
+    from vidocr.index.sidecars import find_sidecars
+
+    # a.mp4 and a.mkv side by side: each gets outputs named after its whole name.
+    twins = tmp_path / "twins"
+    twins.mkdir()
+    shutil.copy(samples / "short_cue.mp4", twins / "a.mp4")
+    shutil.copy(samples / "repeat_gap.mp4", twins / "a.mkv")
+    shutil.copy(samples / "zh.mp4", twins / "b.mp4")
+    assert [output_stem(twins / n) for n in ("a.mp4", "a.mkv", "b.mp4")] == ["a.mp4", "a.mkv", "b"]
+    code, _, err = run_cli(["extract", str(twins), "-q"], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in twins.glob("*.srt")) == ["a.mkv.srt", "a.mp4.srt", "b.srt"]
+    assert [c.text for c in read_srt(twins / "a.mkv.srt")] == [c.text for c in read_srt(samples / "repeat_gap.srt")]
+    assert [c.text for c in read_srt(twins / "a.mp4.srt")] == [c.text for c in read_srt(samples / "short_cue.srt")]
+    names = [p.name for p in twins.iterdir()]
+    assert [s.path.name for s in find_sidecars(twins / "a.mp4", names)] == ["a.mp4.srt"]
+    assert [s.path.name for s in find_sidecars(twins / "b.mp4", names)] == ["b.srt"]
+    # The same name in two folders with one -o: the second is refused, the first's output stands.
+    for sub, sample in (("x", "short_cue.mp4"), ("y", "repeat_gap.mp4")):
+        (tmp_path / sub).mkdir()
+        shutil.copy(samples / sample, tmp_path / sub / "ep.mp4")
+    out = tmp_path / "out"
+    code, _, err = run_cli(["extract", str(tmp_path / "x"), str(tmp_path / "y"), "-o", str(out), "-q"], capsys)
+    assert code != 0
+    assert "would overwrite" in err and str(tmp_path / "y" / "ep.mp4") in err
+    assert [c.text for c in read_srt(out / "ep.srt")] == [c.text for c in read_srt(samples / "short_cue.srt")]

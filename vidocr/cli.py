@@ -204,10 +204,16 @@ def run_extract(args: argparse.Namespace) -> int:
     if not videos:
         raise ConfigError(f"no video files found in: {' '.join(args.paths)}")
     results: list[FileResult] = []
+    claimed: dict[Path, Path] = {}
     started = time.monotonic()
     engine = None
     try:
         for video in videos:
+            clash = _claim(video, args, claimed)
+            if clash is not None:
+                print(f"error: {clash}", file=sys.stderr)
+                results.append(FileResult(str(video), "failed", error=clash))
+                continue
             if args.skip_existing and _outputs_exist(video, args, formats):
                 results.append(FileResult(str(video), "skipped"))
                 continue
@@ -221,13 +227,31 @@ def run_extract(args: argparse.Namespace) -> int:
 
 
 def _outputs_exist(video: Path, args: argparse.Namespace, formats: list[str]) -> bool:
+    from vidocr.discover import output_stem
     from vidocr.formats import output_path
 
     out_dir = Path(args.output_dir) if args.output_dir else video.parent
-    return all(output_path(out_dir, video.stem, fmt).exists() for fmt in formats)
+    return all(output_path(out_dir, output_stem(video), fmt).exists() for fmt in formats)
+
+
+def _claim(video: Path, args: argparse.Namespace, claimed: dict[Path, Path]) -> str | None:
+    """Refuse a second video of this run whose outputs would land on the first one's (same name in
+    two folders, one ``-o``): an error for it, never an overwrite."""
+    from vidocr.discover import output_stem
+
+    out_dir = Path(args.output_dir) if args.output_dir else video.parent
+    key = (out_dir / output_stem(video)).absolute()
+    first = claimed.setdefault(key, video)
+    if first is video:
+        return None
+    return (
+        f"{video}: its subtitles would overwrite those of {first} (same name, one output folder "
+        f"{out_dir}); run the folders with separate -o"
+    )
 
 
 def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], args: argparse.Namespace) -> FileResult:
+    from vidocr.discover import output_stem
     from vidocr.formats import write_outputs
     from vidocr.pipeline import extract
 
@@ -245,7 +269,7 @@ def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], arg
                 print(f"{video}: {reason}; no file written", file=sys.stderr)
             return FileResult(str(video), "empty", 0, [], reason, time.monotonic() - t0, info.stats)
         written = write_outputs(
-            cues, info, out_dir, video.stem, formats,
+            cues, info, out_dir, output_stem(video), formats,
             translate_to=options.translate_to, bilingual_cues=bool(getattr(args, "bilingual", False)),
         )
         result = FileResult(str(video), "ok", len(cues), [str(p) for p in written], None, time.monotonic() - t0,

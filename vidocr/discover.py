@@ -25,6 +25,26 @@ def is_video_name(path: Path) -> bool:
     return path.suffix.lower() in VIDEO_EXTENSIONS and not is_partial(path)
 
 
+def output_stem(video: Path) -> str:
+    """The name a video's outputs are built on: its stem ("a" for ``a.mp4`` -> ``a.srt``), or its whole
+    name ("a.mp4" -> ``a.mp4.srt``) when another video beside it has the same stem (``a.mkv``), so that
+    neither overwrites the other's subtitles. Decided by the folder alone, whatever the processing order."""
+    stem = video.stem
+    for ext in VIDEO_EXTENSIONS:
+        for variant in (ext, ext.upper()):
+            other = video.with_name(stem + variant)
+            if other.name != video.name and other.is_file() and not _same_file(other, video):
+                return video.name
+    return stem
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)  # case-insensitive file systems: A.MP4 is a.mp4
+    except OSError:
+        return False
+
+
 def iter_videos(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     """Yield video files named by ``paths``, sorted within each folder, each once.
 

@@ -21,6 +21,7 @@ from typing import Any
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
+from vidocr.discover import output_stem
 from vidocr.errors import ConfigError, EngineError, IndexError_, InputError, OutputError, VidocrError
 from vidocr.formats import WRITERS, get_writer, output_path, write_outputs
 from vidocr.index.store import Stamp, TrackData, quick_hash, save_video
@@ -132,12 +133,12 @@ class JobRunner:
 
     def _write(self, job: Job, cues: list[Cue], info: VideoInfo) -> list[Path]:
         opts, video = self.options, Path(job.path)
-        out_dir = self._output_dir(job)
-        _remove_stale_temps(out_dir, video.stem)  # left by a kill during an earlier attempt's atomic write
+        out_dir, stem = self._output_dir(job), output_stem(video)
+        _remove_stale_temps(out_dir, stem)  # left by a kill during an earlier attempt's atomic write
         if not cues:
             return []
         translate_to = getattr(opts.extract, "translate_to", None)
-        return write_outputs(cues, info, out_dir, video.stem, list(opts.formats), translate_to=translate_to,
+        return write_outputs(cues, info, out_dir, stem, list(opts.formats), translate_to=translate_to,
                              bilingual_cues=opts.bilingual)
 
     def _output_dir(self, job: Job) -> Path:
@@ -160,7 +161,7 @@ class JobRunner:
         save_video(self.index, path, stamp, content, tracks, engine=engine, duration_s=info.duration_s)
 
     def _already_done(self, job: Job, stamp: Stamp) -> bool:
-        out_dir, stem = self._output_dir(job), Path(job.path).stem
+        out_dir, stem = self._output_dir(job), output_stem(Path(job.path))
         if not all(output_path(out_dir, stem, f).exists() for f in self.options.formats):
             return False
         if self.index is None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pysrt
 
+from vidocr.discover import is_video_name
 from vidocr.errors import InputError
 
 SIDECAR_EXTENSIONS = (".srt", ".vtt", ".ass", ".ssa")
@@ -33,10 +34,16 @@ class Sidecar:
 
 
 def find_sidecars(video: Path, names: Iterable[str]) -> list[Sidecar]:
-    """The sidecars of ``video`` among the file ``names`` of its folder, sorted by name."""
-    stem = video.stem + "."
+    """The sidecars of ``video`` among the file ``names`` of its folder, sorted by name.
+
+    When another video beside it has the same stem (``a.mp4`` and ``a.mkv``), only files named after the
+    whole video name (``a.mp4.srt``, as vidocr writes then) are its own: ``a.srt`` could be either's.
+    """
+    names = sorted(names)
+    twins = any(n != video.name and Path(n).stem == video.stem and is_video_name(Path(n)) for n in names)
+    stem = (video.name if twins else video.stem) + "."
     found = []
-    for name in sorted(names):
+    for name in names:
         lower = name.lower()
         if not (name.startswith(stem) and lower.endswith(SIDECAR_EXTENSIONS)):
             continue
