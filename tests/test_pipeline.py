@@ -151,3 +151,15 @@ def test_text_growing_in_place_is_read_again(tmp_path: Path, rapid_engine: objec
     assert [(c.start_ms, c.end_ms, normalize(c.text)) for c in got] == [
         (t.start_ms, t.end_ms, normalize(t.text)) for t in truth
     ]
+
+
+def test_subtitle_stays_while_picture_detail_touches_it(tmp_path: Path, rapid_engine: object) -> None:
+    """In this scene the second subtitle ends up between two dark shapes: for its last ~0.4 s the light picture
+    edges along them join its glyphs into shapes that are no text line, but the glyphs are all still in place,
+    so the cue must not end early."""
+    cues = (SynthCue(0.4, 2.0, "他来了"), SynthCue(2.0, 3.6, "他们来了"))
+    path, truth = _spec(tmp_path, "touch.mp4", cues=cues, background="photo", seed=5, duration=4.0)
+    got, _ = run(path, rapid_engine)
+    assert [(c.start_ms, c.end_ms, normalize(c.text)) for c in got] == [
+        (t.start_ms, t.end_ms, normalize(t.text)) for t in truth
+    ]

@@ -26,6 +26,8 @@ from vidocr.textmask import TextLine, overlap, similarity, text_lines
 from vidocr.types import Timestamp
 
 _KERNEL3 = np.ones((3, 3), np.uint8)
+#: Share of a subtitle's glyph pixels still present for it to count as shown when no text line is found.
+GLYPHS_HELD = 0.8
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,10 @@ class BandChangeDetector:
         seg = self._segment
         assert seg is not None
         sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
+        if sim < opts.same_threshold and seg.has_text and not lines and self._glyphs_held(seg.mask, edges):
+            # The lines vanished but the glyphs did not: picture detail touching them made shapes that
+            # are no text. Still this subtitle; a drift read checks it.
+            sim = opts.same_threshold
         if sim >= opts.same_threshold:
             self._pending = None
             self._left_at = None
@@ -224,6 +230,11 @@ class BandChangeDetector:
         yield ("start", new)
         if new.has_text:
             yield from self._read(ts, boundary, "new")
+
+    @staticmethod
+    def _glyphs_held(glyphs: np.ndarray, edges: np.ndarray) -> bool:
+        """Nearly every glyph pixel of a segment is still a bright pixel with a dark rim in ``edges``."""
+        return overlap(glyphs, cv2.dilate(edges, _KERNEL3)) >= GLYPHS_HELD
 
     def _maybe_recheck(self, ts: Timestamp, sim: float) -> Iterator[tuple]:
         opts = self.options
