@@ -90,3 +90,12 @@ def test_recognize_reads_line_crops_in_any_order(crops: list[np.ndarray]) -> Non
     together = ours.recognize(lines[::-1])[::-1]
     alone = [ours.recognize([line])[0] for line in lines]
     assert [t for t, _ in together] == [t for t, _ in alone] == [text for _, _, text, _ in pieces]
+
+
+def test_extreme_shapes_do_not_fail(crops: list[np.ndarray]) -> None:
+    ours = PpOcr()
+    wide = np.ascontiguousarray(np.tile(crops[0][:16], (1, 4, 1)))  # 16 rows of a 4K-wide band
+    assert wide.shape[1] > 2000
+    assert isinstance(ours.read(wide), list)
+    assert ours.read(np.zeros((1, 1, 3), np.uint8)) == []
+    assert ours.recognize([]) == []

@@ -201,10 +201,9 @@ def _within_bounds(img: np.ndarray, min_side: int, max_side: int) -> tuple[np.nd
 
 def _resize_to(img: np.ndarray, ratio: float) -> tuple[np.ndarray, float, float]:
     h, w = img.shape[:2]
-    resize_h = int(round(int(h * ratio) / 32) * 32)
-    resize_w = int(round(int(w * ratio) / 32) * 32)
-    if resize_h <= 0 or resize_w <= 0:
-        raise ValueError(f"cannot resize a {w}x{h} image for OCR")
+    # Multiples of 32, never 0 (rapidocr raises there: a 16-row crop of a 4K band would fail a whole video).
+    resize_h = max(32, int(round(int(h * ratio) / 32) * 32))
+    resize_w = max(32, int(round(int(w * ratio) / 32) * 32))
     return cv2.resize(img, (resize_w, resize_h)), h / resize_h, w / resize_w
 
 
