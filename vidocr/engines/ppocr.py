@@ -54,6 +54,8 @@ class PpOcrConfig:
     rec_batch: int = 6
     #: Lines recognised below this score are dropped (rapidocr ``Global.text_score``).
     text_score: float = 0.5
+    #: A space the recogniser gives at least this probability between two characters is kept (ours).
+    space_min: float = 0.3
 
 
 #: A detected text box (4 corner points, clockwise from top-left, image coordinates), its text, its score.
@@ -138,14 +140,31 @@ class PpOcr:
         return out
 
     def _decode(self, pred: np.ndarray) -> tuple[str, float]:
+        """Greedy CTC decoding (as rapidocr), plus the spaces greedy decoding drops: between two characters,
+        a step where the space is the likeliest character and at least ``space_min`` likely is a space
+        (a word gap the model saw but ranked just below "blank": "vidocr从", "Weneed")."""
         tokens = pred.argmax(axis=1)
         probs = pred.max(axis=1)
         keep = np.ones(len(tokens), dtype=bool)
         keep[1:] = tokens[1:] != tokens[:-1]
         keep &= tokens != 0
-        text = "".join(self.characters[t] for t in tokens[keep])
         confs = [round(float(p), 5) for p in probs[keep]] or [0.0]
-        return text, round(float(np.mean(confs)), 5)
+        score = round(float(np.mean(confs)), 5)
+        steps = np.flatnonzero(keep)
+        space = len(self.characters) - 1
+        text: list[str] = []
+        for i, step in enumerate(steps):
+            char = self.characters[tokens[step]]
+            if i and char != " " and text[-1] != " ":
+                gap = pred[steps[i - 1] + 1 : step]
+                if len(gap) and self._spaced(gap, space):
+                    text.append(" ")
+            text.append(char)
+        return "".join(text), score
+
+    def _spaced(self, gap: np.ndarray, space: int) -> bool:
+        rest = gap[:, 1:].max(axis=1)  # the likeliest non-blank character at each step
+        return bool(np.any((gap[:, space] >= self.config.space_min) & (gap[:, space] >= rest)))
 
     # -- detection (DB) ---------------------------------------------------------------------------
     def _detect(self, img: np.ndarray) -> np.ndarray:
