@@ -73,8 +73,10 @@ def _frame_errors(results: list[dict[str, Any]]) -> list[float]:
     ]
 
 
-HEADER = ("file", "truth", "hyp", "ICPR", "exact", "phantom", "missed", "med_ms", "p90_ms", "med_fr", "p90_fr", "s")
-WIDTHS = (22, 5, 4, 6, 7, 7, 6, 7, 6, 6, 6, 7)
+HEADER = (
+    "file", "truth", "hyp", "ICPR", "exact", "strict", "phantom", "missed", "med_ms", "p90_ms", "med_fr", "p90_fr", "s",
+)
+WIDTHS = (22, 5, 4, 6, 7, 7, 7, 6, 7, 6, 6, 6, 7)
 
 
 def _line(cells: tuple[str, ...]) -> str:
@@ -83,7 +85,10 @@ def _line(cells: tuple[str, ...]) -> str:
 
 def _row(name: str, r: Report, frame_errors: list[float], seconds: float) -> str:
     med_fr, p90_fr = _median_p90(frame_errors)
-    counts = (name, str(r.truth_cues), str(r.hyp_cues), f"{r.icpr:.3f}", f"{r.exact_lines}/{r.truth_cues}")
+    counts = (
+        name, str(r.truth_cues), str(r.hyp_cues), f"{r.icpr:.3f}", f"{r.exact_lines}/{r.truth_cues}",
+        f"{r.exact_strings}/{r.truth_cues}",
+    )
     misses = (str(r.phantom_cues), str(r.missed))
     bounds = (_fmt(r.boundary_median_ms), _fmt(r.boundary_p90_ms), _fmt(med_fr, ".1f"), _fmt(p90_fr, ".1f"))
     return _line(counts + misses + bounds + (f"{seconds:.1f}",))

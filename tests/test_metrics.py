@@ -77,6 +77,7 @@ def test_evaluate_report() -> None:
     r = evaluate(truth, hyp)
     assert (r.truth_cues, r.hyp_cues, r.missed, r.phantom_cues, r.exact_lines, r.extra_matches) == (4, 5, 1, 1, 2, 0)
     assert r.exact_line_rate == 0.5
+    assert r.exact_strings == 1  # "hello world!" is the same line as "Hello, world" but not the same string
     assert r.start_errors_ms == [40, 0, 0] and r.end_errors_ms == [0, 120, 40]
     assert r.boundary_median_ms == 20.0 and r.boundary_p90_ms == 120.0
     assert r.icpr == pytest.approx((0 + 0.25 + 1 + 0) / 4)
@@ -90,5 +91,6 @@ def test_combine_weights_by_scored_items() -> None:
     total = combine([a, b])
     assert total.icpr == pytest.approx(2 / 5)
     assert (total.truth_cues, total.hyp_cues, total.missed, total.exact_lines) == (4, 5, 1, 3)
+    assert combine([a, Report(1, 1, 0.0, 0, 1, 0, 0, exact_strings=1)]).exact_strings == 1
     assert total.boundary_median_ms == 20.0
     assert combine([]).icpr == 0.0 and combine([]).boundary_median_ms is None

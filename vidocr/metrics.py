@@ -31,6 +31,11 @@ def normalize(text: str) -> str:
     return "".join(c for c in text if not c.isspace() and unicodedata.category(c)[0] not in "PSZ")
 
 
+def _strict(text: str) -> str:
+    """NFKC with each line's outer whitespace trimmed: what a viewer would see as the same subtitle."""
+    return "\n".join(line.strip() for line in unicodedata.normalize("NFKC", text).strip().splitlines())
+
+
 def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance over code points."""
     if len(a) < len(b):
@@ -104,6 +109,8 @@ class Report:
     missed: int  # truth cues without a match
     start_errors_ms: list[int] = field(default_factory=list)  # |start difference| per matched pair
     end_errors_ms: list[int] = field(default_factory=list)
+    #: truth cues whose match is the same string, spaces, punctuation and line breaks included (after NFKC)
+    exact_strings: int = 0
 
     @property
     def exact_line_rate(self) -> float:
@@ -143,6 +150,7 @@ def evaluate(truth: Sequence[CueLike], hyp: Sequence[CueLike]) -> Report:
         exact_lines=sum(1 for t, h in pairs if normalize(t.text) == normalize(h.text)),
         phantom_cues=len(phantoms),
         missed=len(truth) - len(pairs),
+        exact_strings=sum(1 for t, h in pairs if _strict(t.text) == _strict(h.text)),
         start_errors_ms=[abs(h.start_ms - t.start_ms) for t, h in pairs],
         end_errors_ms=[abs(h.end_ms - t.end_ms) for t, h in pairs],
     )
@@ -160,6 +168,7 @@ def combine(reports: Sequence[Report]) -> Report:
         exact_lines=sum(r.exact_lines for r in reports),
         phantom_cues=sum(r.phantom_cues for r in reports),
         missed=sum(r.missed for r in reports),
+        exact_strings=sum(r.exact_strings for r in reports),
         start_errors_ms=[e for r in reports for e in r.start_errors_ms],
         end_errors_ms=[e for r in reports for e in r.end_errors_ms],
     )
