@@ -19,10 +19,10 @@ from __future__ import annotations
 import logging
 import os
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from vidocr.errors import EngineError
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
 log = logging.getLogger("vidocr")
+_T = TypeVar("_T")
 
 
 def build_ocr(options: EngineOptions | None = None) -> PpOcr:
@@ -146,37 +147,30 @@ class RapidOcrEngine:
             self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="vidocr-rapidocr")
 
     def recognize(self, images: Sequence[np.ndarray], task: Task = Task.SUBTITLE) -> list[OcrResult]:
-        if task not in self.tasks:
-            raise EngineError(f"engine {self.name!r} cannot do task {task.value!r}")
-        if self._ocr is None:
-            raise EngineError("rapidocr engine is closed")
-        ocr = self._ocr
-        try:
-            if self._threads is None or len(images) < 2:
-                return [read_band(ocr, img) for img in images]
-            return list(self._threads.map(lambda img: read_band(ocr, img), images))
-        except Exception as exc:
-            raise EngineError(f"rapidocr failed: {exc}") from exc
+        return self._each(task, list(images), read_band)
 
     def reread(
         self, images: Sequence[np.ndarray], priors: Sequence[OcrResult], task: Task = Task.SUBTITLE
     ) -> list[OcrResult]:
         """Confirm earlier reads by recognising their boxes only; a full read where that fails."""
-        if task not in self.tasks:
-            raise EngineError(f"engine {self.name!r} cannot do task {task.value!r}")
-        if self._ocr is None:
-            raise EngineError("rapidocr engine is closed")
-        ocr = self._ocr
 
-        def one(pair: tuple[np.ndarray, OcrResult]) -> OcrResult:
+        def again(ocr: PpOcr, pair: tuple[np.ndarray, OcrResult]) -> OcrResult:
             image, prior = pair
             return reread_band(ocr, image, prior) or read_band(ocr, image)
 
-        pairs = list(zip(images, priors, strict=True))
+        return self._each(task, list(zip(images, priors, strict=True)), again)
+
+    def _each(self, task: Task, items: list[_T], read: Callable[[PpOcr, _T], OcrResult]) -> list[OcrResult]:
+        """``read`` every item, in order, on the engine's threads."""
+        if task not in self.tasks:
+            raise EngineError(f"engine {self.name!r} cannot do task {task.value!r}")
+        ocr = self._ocr
+        if ocr is None:
+            raise EngineError("rapidocr engine is closed")
         try:
-            if self._threads is None or len(pairs) < 2:
-                return [one(pair) for pair in pairs]
-            return list(self._threads.map(one, pairs))
+            if self._threads is None or len(items) < 2:
+                return [read(ocr, item) for item in items]
+            return list(self._threads.map(lambda item: read(ocr, item), items))
         except Exception as exc:
             raise EngineError(f"rapidocr failed: {exc}") from exc
 
