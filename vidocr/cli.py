@@ -226,11 +226,15 @@ def run_extract(args: argparse.Namespace) -> int:
     return _summarise(results, time.monotonic() - started, args)
 
 
+def _out_dir(video: Path, args: argparse.Namespace) -> Path:
+    return Path(args.output_dir) if args.output_dir else video.parent
+
+
 def _outputs_exist(video: Path, args: argparse.Namespace, formats: list[str]) -> bool:
     from vidocr.discover import output_stem
     from vidocr.formats import output_path
 
-    out_dir = Path(args.output_dir) if args.output_dir else video.parent
+    out_dir = _out_dir(video, args)
     return all(output_path(out_dir, output_stem(video), fmt).exists() for fmt in formats)
 
 
@@ -239,7 +243,7 @@ def _claim(video: Path, args: argparse.Namespace, claimed: dict[Path, Path]) -> 
     two folders, one ``-o``): an error for it, never an overwrite."""
     from vidocr.discover import output_stem
 
-    out_dir = Path(args.output_dir) if args.output_dir else video.parent
+    out_dir = _out_dir(video, args)
     key = (out_dir / output_stem(video)).absolute()
     first = claimed.setdefault(key, video)
     if first is video:
@@ -260,7 +264,7 @@ def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], arg
     try:
         cues_iter, info = extract(video, options, engine=engine, progress=bar)
         cues = list(cues_iter)
-        out_dir = Path(args.output_dir) if args.output_dir else video.parent
+        out_dir = _out_dir(video, args)
         if not cues:
             band = info.stats.get("band")
             where = ",".join(str(v) for v in band) if band else "?"
