@@ -25,11 +25,15 @@ def is_video_name(path: Path) -> bool:
     return path.suffix.lower() in VIDEO_EXTENSIONS and not is_partial(path)
 
 
-def output_stem(video: Path) -> str:
+def output_stem(video: Path, names: Iterable[str] | None = None) -> str:
     """The name a video's outputs are built on: its stem ("a" for ``a.mp4`` -> ``a.srt``), or its whole
     name ("a.mp4" -> ``a.mp4.srt``) when another video beside it has the same stem (``a.mkv``), so that
-    neither overwrites the other's subtitles. Decided by the folder alone, whatever the processing order."""
+    neither overwrites the other's subtitles. Decided by the folder alone, whatever the processing order.
+    ``names``: the folder's file names when the caller has listed it already (else a few stat calls)."""
     stem = video.stem
+    if names is not None:
+        twin = any(n != video.name and Path(n).stem == stem and is_video_name(Path(n)) for n in names)
+        return video.name if twin else stem
     for ext in VIDEO_EXTENSIONS:
         for variant in (ext, ext.upper()):
             other = video.with_name(stem + variant)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pysrt
 
-from vidocr.discover import is_video_name
+from vidocr.discover import output_stem
 from vidocr.errors import InputError
 
 SIDECAR_EXTENSIONS = (".srt", ".vtt", ".ass", ".ssa")
@@ -40,8 +40,7 @@ def find_sidecars(video: Path, names: Iterable[str]) -> list[Sidecar]:
     whole video name (``a.mp4.srt``, as vidocr writes then) are its own: ``a.srt`` could be either's.
     """
     names = sorted(names)
-    twins = any(n != video.name and Path(n).stem == video.stem and is_video_name(Path(n)) for n in names)
-    stem = (video.name if twins else video.stem) + "."
+    stem = output_stem(video, names) + "."
     found = []
     for name in names:
         lower = name.lower()
