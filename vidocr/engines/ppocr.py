@@ -171,8 +171,7 @@ class PpOcr:
         cfg = self.config
         height, width = img.shape[:2]
         ratio = cfg.det_limit_side / max(height, width) if max(height, width) > cfg.det_limit_side else 1.0
-        resize_h = int(round(int(height * ratio) / 32) * 32)
-        resize_w = int(round(int(width * ratio) / 32) * 32)
+        resize_h, resize_w = _mult32(height * ratio), _mult32(width * ratio)
         if resize_h <= 0 or resize_w <= 0:
             return np.zeros((0, 4, 2), np.float32)
         # The same arithmetic as rapidocr (scaled in float32, centred in float64), so that scores on a
@@ -218,11 +217,15 @@ def _within_bounds(img: np.ndarray, min_side: int, max_side: int) -> tuple[np.nd
     return img, ratio_h, ratio_w
 
 
+def _mult32(size: float) -> int:
+    """The nearest multiple of 32 to ``int(size)`` (rapidocr's rounding; the networks need it)."""
+    return int(round(int(size) / 32) * 32)
+
+
 def _resize_to(img: np.ndarray, ratio: float) -> tuple[np.ndarray, float, float]:
     h, w = img.shape[:2]
     # Multiples of 32, never 0 (rapidocr raises there: a 16-row crop of a 4K band would fail a whole video).
-    resize_h = max(32, int(round(int(h * ratio) / 32) * 32))
-    resize_w = max(32, int(round(int(w * ratio) / 32) * 32))
+    resize_h, resize_w = max(32, _mult32(h * ratio)), max(32, _mult32(w * ratio))
     return cv2.resize(img, (resize_w, resize_h)), h / resize_h, w / resize_w
 
 
