@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from vidocr.detect import BandChangeDetector, DetectOptions
 from vidocr.synth import FONT_PATH
-from vidocr.textmask import analysis_scale, edge_mask
-from vidocr.types import Timestamp
+from vidocr.textmask import analysis_image, analysis_scale, edge_mask
+from vidocr.types import Box, Timestamp
 
 WIDTH, HEIGHT, FONT = 1280, 150, 44
 TEXT_TOP = 70  # the subtitle's rows: 70-120 of the band
@@ -43,3 +44,30 @@ def test_subtitle_next_to_a_bright_object_is_still_text() -> None:
 def test_the_bright_object_alone_is_not_text() -> None:
     assert first_events(band(None, ellipse=True)) == ["start"]
     assert first_events(band(None, ellipse=False)) == ["start"]
+
+
+def test_analysis_image_is_the_strongest_colour_channel() -> None:
+    # A 4:2:0 frame of flat colour patches (8x8 pixels each), cropped and halved like a band.
+    colours = [(255, 255, 255), (128, 128, 128), (0, 0, 0), (230, 40, 40), (60, 120, 255), (40, 200, 40)]
+    colours.append((255, 235, 40))
+    rgb = np.zeros((16, 8 * len(colours), 3), np.uint8)
+    for i, colour in enumerate(colours):
+        rgb[:, 8 * i : 8 * i + 8] = colour
+    i420 = cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420)
+    h, w = rgb.shape[:2]
+    luma = i420[:h]
+    u = i420[h : h + h // 4].reshape(h // 2, w // 2)
+    v = i420[h + h // 4 :].reshape(h // 2, w // 2)
+    image = analysis_image(luma, (u, v), Box(0, 8, w, 8), 0.5)
+    grey = analysis_image(luma, None, Box(0, 8, w, 8), 0.5)  # luma only
+    assert image.shape == grey.shape == (4, w // 2)
+    got = [(int(image[2, 4 * i + 2]), int(grey[2, 4 * i + 2])) for i in range(len(colours))]
+    white = got[0][0]
+    for colour, (bright, luma_value) in zip(colours, got, strict=True):
+        if len(set(colour)) == 1:
+            assert bright == luma_value, colour  # greys keep their luma: outlines stay dark
+        else:
+            # As bright as white in its strongest channel, within the codec's rounding.
+            assert bright >= 0.9 * white * max(colour) / 255, (colour, got)
+    # In luma alone, red, blue and green are mid greys, far below white.
+    assert all(got[i][1] < 0.65 * white for i in (3, 4, 5)), got

@@ -163,3 +163,24 @@ def test_subtitle_stays_while_picture_detail_touches_it(tmp_path: Path, rapid_en
     assert [(c.start_ms, c.end_ms, normalize(c.text)) for c in got] == [
         (t.start_ms, t.end_ms, normalize(t.text)) for t in truth
     ]
+
+
+def test_coloured_subtitles_are_found_and_white_ones_keep_luma_masks(tmp_path: Path, rapid_engine: object) -> None:
+    # Red, blue and green glyphs have the luma of a mid grey: luma masks barely see them, and the band
+    # finder switches this video to colour masks. Over the same picture, white subtitles keep luma masks
+    # (saturated picture detail would only add clutter).
+    cues = (
+        SynthCue(0.4, 1.8, "今天天气很好", colour="red"),
+        SynthCue(2.2, 3.8, "We should go home now.", colour="blue"),
+        SynthCue(4.2, 5.6, "我们明天再见吧", colour="green"),
+    )
+    path, truth = _spec(tmp_path, "colour.mp4", cues=cues, background="photo", seed=5)
+    got, stats = run(path, rapid_engine)
+    assert [z["colour"] for z in stats["zones"]] == [True]
+    assert [c.text for c in got] == [t.text for t in truth]
+    assert [(c.start_ms, c.end_ms) for c in got] == [(t.start_ms, t.end_ms) for t in truth]
+    white = tuple(SynthCue(c.start, c.end, c.text) for c in cues)
+    path, truth = _spec(tmp_path, "white.mp4", cues=white, background="photo", seed=5)
+    got, stats = run(path, rapid_engine)
+    assert [z["colour"] for z in stats["zones"]] == [False]
+    assert [c.text for c in got] == [t.text for t in truth]

@@ -295,7 +295,8 @@ def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], arg
 def _report_line(video: Path, stats: dict[str, Any]) -> str:
     """The per-video report of --verbose: zones found, static texts suppressed, frames read."""
     zones = "; ".join(
-        f"{z['name']} {','.join(str(v) for v in z['box'])} ({z['source']})" for z in stats.get("zones", [])
+        f"{z['name']} {','.join(str(v) for v in z['box'])} ({z['source']}{', colour masks' if z.get('colour') else ''})"
+        for z in stats.get("zones", [])
     )
     return (
         f"{video}: zones: {zones or 'none'}; static texts suppressed: {stats.get('static_texts', 0)} "

@@ -24,8 +24,8 @@ from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_sp
 from vidocr.errors import ConfigError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
-from vidocr.region import Region, find_static, find_zones, parse_roi
-from vidocr.textmask import TextLine, analysis_scale, edge_mask
+from vidocr.region import Region, find_zones, parse_roi, user_zones
+from vidocr.textmask import TextLine, analysis_image, analysis_scale, edge_mask
 from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
 from vidocr.video import DecodedFrame, VideoSource
 
@@ -122,7 +122,13 @@ def extract(
             "band": regions[0].box.as_list(),
             "band_source": regions[0].source,
             "zones": [
-                {"name": r.name, "box": r.box.as_list(), "source": r.source, "static": [b.as_list() for b in r.static]}
+                {
+                    "name": r.name,
+                    "box": r.box.as_list(),
+                    "source": r.source,
+                    "static": [b.as_list() for b in r.static],
+                    "colour": r.colour,
+                }
                 for r in regions
             ],
         }
@@ -142,12 +148,7 @@ def _regions(source: VideoSource, options: ExtractOptions) -> list[Region]:
     else:
         boxes = [parse_roi(part, info.width, info.height) for part in spec.split(";") if part.strip()]
         named = [(f"{_position_name(b, info.height)}{i + 1}", b) for i, b in enumerate(boxes)]
-    static = () if options.keep_static else find_static(source, options.start, options.end)
-    return [Region(b, "user", name=name, static=_overlapping(static, b)) for name, b in named]
-
-
-def _overlapping(boxes: Sequence[Box], band: Box) -> tuple[Box, ...]:
-    return tuple(b for b in boxes if b.y < band.y + band.h and b.y + b.h > band.y)
+    return user_zones(source, named, options.start, options.end, options.keep_static)
 
 
 def _position_name(box: Box, height: int) -> str:
@@ -243,12 +244,9 @@ class _Zone:
             return None
         return Prior(read_id, top - crop.y)
 
-    def edges(self, luma: np.ndarray) -> np.ndarray:
-        box = self.box
-        band = luma[box.y : box.y + box.h, box.x : box.x + box.w]
-        if not band.flags.c_contiguous:
-            band = np.ascontiguousarray(band)
-        edges = edge_mask(band, self.scale)
+    def edges(self, luma: np.ndarray, chroma: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+        chroma = chroma if self.region.colour else None
+        edges = edge_mask(analysis_image(luma, chroma, self.box, self.scale), 1.0)
         for y0, y1, x0, x1 in self._static_px:
             edges[max(0, y0) : y1, max(0, x0) : x1] = 0
         return edges
@@ -277,6 +275,7 @@ def _stream(
     info = source.info
     zones = [_Zone(region, options, info.fps) for region in regions]
     cuts = SceneCuts(info.fps) if options.detect.scene_cuts else None
+    colour = any(region.colour for region in regions)
     results: dict[int, OcrResult] = {}
     offsets: dict[int, tuple[_Zone, int, int]] = {}
     read_id = 0
@@ -322,6 +321,7 @@ def _stream(
     for frame in source.frames(options.start, options.end):
         frames += 1
         luma = frame.luma()
+        chroma = frame.chroma() if colour else None
         cut = False
         if cuts is not None:
             # A strided view is enough for shot cuts and costs nothing (a full-frame area resize: ~4 ms).
@@ -329,7 +329,7 @@ def _stream(
             small = cv2.cvtColor(np.ascontiguousarray(luma[::stride, ::stride]), cv2.COLOR_GRAY2BGR)
             cut = cuts.is_cut(frame.ts, small)
         for zone in zones:
-            handle(zone, zone.detector.push(frame.ts, zone.edges(luma), cut), frame)
+            handle(zone, zone.detector.push(frame.ts, zone.edges(luma, chroma), cut), frame)
         last_ts = frame.ts
         yield from ready()
         if progress is not None:

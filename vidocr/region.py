@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
-from vidocr.textmask import TextLine, analysis_scale, edge_mask, text_lines
+from vidocr.textmask import TextLine, analysis_image, analysis_scale, edge_mask, text_lines
 from vidocr.types import Box
 from vidocr.video import VideoSource
 
@@ -45,6 +45,17 @@ class Region:
     #: Boxes (frame pixels) of text that stayed put through the sampled frames: logos, watermarks,
     #: burned-in clocks. Masked out of change detection; OCR lines inside them are dropped.
     static: tuple[Box, ...] = ()
+    #: Masks are made from colour brightness, max(R, G, B), instead of luma (see :func:`prefers_colour`).
+    colour: bool = False
+
+
+#: Colour-aware text masks are used for a video when luma masks hold less than this share of the text
+#: pixels that colour masks find in their strongest band: red, blue, green or magenta subtitles, whose
+#: luma is too dark to count as a glyph (measured: white/yellow subtitles 0.64-1.0, coloured ones with a
+#: dark outline 0-0.29). Otherwise luma, as colour masks also take in saturated picture detail.
+LUMA_SHARE_MIN = 0.45
+#: Sampled frames compared in both kinds of mask for that decision.
+COLOUR_PROBES = 12
 
 
 def parse_roi(spec: str, width: int, height: int) -> Box:
@@ -103,12 +114,11 @@ def find_zones(
         raise ConfigError(f"--zones must be one of {', '.join(ZONE_MODES)} or x,y,w,h;x,y,w,h boxes, got {mode!r}")
     info = source.info
     width, height = info.width, info.height
+    scale = analysis_scale(width)
+    images, sampled, colour = _survey(list(_sample_images(source, start, end, samples, scale)))
     if width >= 4 * height:
         # Already a strip (a pre-cropped subtitle band, a ticker): read all of it.
-        return [Region(Box(0, 0, width, height), "strip", None, 0)]
-    scale = analysis_scale(width)
-    lumas = list(_sample_lumas(source, start, end, samples, scale))
-    sampled = [_sample_mask(luma, 1.0) for luma in lumas]
+        return [Region(Box(0, 0, width, height), "strip", None, 0, colour=colour)]
     span = (end if end is not None else info.duration_s or 0.0) - (start or 0.0)
     static: np.ndarray = np.zeros(0, np.uint8)
     static_boxes: tuple[Box, ...] = ()
@@ -120,7 +130,8 @@ def find_zones(
     votes, found = _vote(sampled, static, [(int(b.y * scale), int((b.y + b.h) * scale) + 1) for b in tickers])
     rows = len(votes)
     if not found or votes.max() <= 0:
-        return [_default_zone(name, width, height, len(sampled), static_boxes) for name in _default_names(mode)]
+        defaults = [_default_zone(name, width, height, len(sampled), static_boxes) for name in _default_names(mode)]
+        return [replace(zone, colour=colour) for zone in defaults]
     median_h = int(np.median([y1 - y0 for y0, y1, _ in found]))
     runs = _runs(votes, median_h, limit=3 if mode == "auto" else 1 if mode == "bottom" else 2)
     zones: list[Region] = []
@@ -139,18 +150,61 @@ def find_zones(
             from vidocr.engines.rapid import build_ocr
 
             ocr = build_ocr()  # one model load for all candidate zones
-            runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(ocr, r, lumas, sampled)]
+            runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(ocr, r, images, sampled)]
         zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
-    return _merge_overlapping(zones)
+    return [replace(zone, colour=colour) for zone in _merge_overlapping(zones)]
 
 
-def find_static(source: VideoSource, start: float | None, end: float | None, samples: int = 48) -> tuple[Box, ...]:
-    """Boxes of text that stays put through the video (logos, watermarks), for user-given zones."""
+def user_zones(
+    source: VideoSource,
+    named: Sequence[tuple[str, Box]],
+    start: float | None,
+    end: float | None,
+    keep_static: bool = False,
+    samples: int = 48,
+) -> list[Region]:
+    """Regions for user-given boxes, with what the sampled frames tell about them: the text that stays
+    put inside them (logos, watermarks, tickers; none with ``keep_static``) and the kind of mask."""
     scale = analysis_scale(source.info.width)
-    sampled = [_sample_mask(luma, 1.0) for luma in _sample_lumas(source, start, end, samples, scale)]
-    span = (end if end is not None else source.info.duration_s or 0.0) - (start or 0.0)
-    static = _static_mask(sampled, span)
-    return (_boxes(static, scale) if static.size else ()) + _tickers(sampled, scale, source.info.width)
+    _, sampled, colour = _survey(list(_sample_images(source, start, end, samples, scale)))
+    static: tuple[Box, ...] = ()
+    if not keep_static:
+        span = (end if end is not None else source.info.duration_s or 0.0) - (start or 0.0)
+        mask = _static_mask(sampled, span)
+        static = (_boxes(mask, scale) if mask.size else ()) + _tickers(sampled, scale, source.info.width)
+    return [Region(box, "user", name=name, static=_overlapping(static, box), colour=colour) for name, box in named]
+
+
+def _overlapping(boxes: Sequence[Box], band: Box) -> tuple[Box, ...]:
+    return tuple(b for b in boxes if b.y < band.y + band.h and b.y + b.h > band.y)
+
+
+Sampled = list[tuple[np.ndarray, list[TextLine]]]
+
+
+def _survey(pairs: list[tuple[np.ndarray, Chroma | None]]) -> tuple[list[np.ndarray], Sampled, bool]:
+    """The analysis images to use, their text masks and lines, and whether they are colour images
+    (see LUMA_SHARE_MIN; compared on COLOUR_PROBES of the samples)."""
+    lumas = [luma for luma, _ in pairs]
+    sampled = [_sample_mask(luma, 1.0) for luma in lumas]
+    spread = np.linspace(0, len(pairs) - 1, min(len(pairs), COLOUR_PROBES)).round().astype(int)
+    probes = [int(i) for i in dict.fromkeys(spread.tolist()) if pairs[i][1] is not None]
+    in_colour = [_sample_mask(analysis_image(*pairs[i], None, 1.0), 1.0) for i in probes]
+    votes, found = _vote(in_colour, np.zeros(0, np.uint8))
+    if not found or votes.max() <= 0:
+        return lumas, sampled, False
+    lo, hi = _strongest_run(votes, int(np.median([y1 - y0 for y0, y1, _ in found])))
+    text = seen = 0
+    for i, (mask, _) in zip(probes, in_colour, strict=True):
+        band = mask[lo:hi]
+        text += int(np.count_nonzero(band))
+        seen += int(np.count_nonzero(band & cv2.dilate(sampled[i][0][lo:hi], _KERNEL)))
+    share = seen / max(1, text)
+    if share >= LUMA_SHARE_MIN:
+        return lumas, sampled, False
+    log.debug("colour masks: luma sees %.2f of the text in rows %d-%d", share, lo, hi)
+    colours = [analysis_image(luma, chroma, None, 1.0) for luma, chroma in pairs]
+    return colours, [_sample_mask(image, 1.0) for image in colours], True
 
 
 def _static_mask(sampled: list[tuple[np.ndarray, list[TextLine]]], span: float) -> np.ndarray:
@@ -161,16 +215,10 @@ def _static_mask(sampled: list[tuple[np.ndarray, list[TextLine]]], span: float) 
     return np.asarray(presence >= STATIC_SHARE * len(sampled), dtype=np.uint8)
 
 
-def _small(luma: np.ndarray, scale: float) -> np.ndarray:
-    if scale >= 1.0:
-        return luma.copy()
-    return cv2.resize(luma, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-
-
 def _reads_as_text(
     ocr: Any,
     run: tuple[int, int],
-    lumas: list[np.ndarray],
+    images: list[np.ndarray],
     sampled: list[tuple[np.ndarray, list[TextLine]]],
     tries: int = 4,
 ) -> bool:
@@ -187,15 +235,15 @@ def _reads_as_text(
     margin = max(4, (hi - lo) // 2)
     hits = 0
     for i in dict.fromkeys(picks):
-        crop = lumas[i][max(0, lo - margin) : hi + margin]
+        crop = images[i][max(0, lo - margin) : hi + margin]
         result = read_band(ocr, cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
         if len(comparable(result.text)) >= 2 and result.confidence >= 0.8:
             hits += 1
     return hits >= min(2, len(set(picks)))
 
 
-def _sample_mask(luma: np.ndarray, scale: float) -> tuple[np.ndarray, list[TextLine]]:
-    edges = edge_mask(luma, scale)
+def _sample_mask(image: np.ndarray, scale: float) -> tuple[np.ndarray, list[TextLine]]:
+    edges = edge_mask(image, scale)
     # Subtitle lines are 2-15% of the picture height; taller components are picture content.
     return text_lines(edges, min_height=max(5, round(edges.shape[0] * 0.012)), max_height=round(edges.shape[0] * 0.15))
 
@@ -421,8 +469,25 @@ SEEK_MIN_SPAN_S = 15.0
 MIN_KEYFRAMES = 12
 
 
-def _sample_lumas(source: VideoSource, start: float | None, end: float | None, samples: int, scale: float = 1.0):  # type: ignore[no-untyped-def]
-    """Luma planes (at ``scale``) of about ``samples`` frames spread over the range, from a separate decoder."""
+Chroma = tuple[np.ndarray, np.ndarray]
+
+
+def _pair(luma: np.ndarray, chroma: Chroma | None, scale: float) -> tuple[np.ndarray, Chroma | None]:
+    """A frame's luma analysis image and its U, V planes at the same size (copies: the decoder reuses
+    its frames). Colour images are made from them only when needed (see _survey)."""
+    small = analysis_image(luma, None, None, scale)
+    if small.base is not None:
+        small = small.copy()
+    if chroma is None:
+        return small, None
+    size = (small.shape[1], small.shape[0])
+    u, v = (cv2.resize(plane, size, interpolation=cv2.INTER_AREA) for plane in chroma)
+    return small, (u, v)
+
+
+def _sample_images(source: VideoSource, start: float | None, end: float | None, samples: int, scale: float = 1.0):  # type: ignore[no-untyped-def]
+    """Luma analysis images (:func:`~vidocr.textmask.analysis_image`, at ``scale``) of about ``samples``
+    frames spread over the range, from a separate decoder, each with its chroma planes (see _pair)."""
     info = source.info
     t0 = start or 0.0
     t1 = end if end is not None else (info.duration_s or 0.0)
@@ -435,7 +500,7 @@ def _sample_lumas(source: VideoSource, start: float | None, end: float | None, s
         for frame in source.keyframes_near(times):
             if frame.ts.pts not in seen:
                 seen.add(frame.ts.pts)
-                found.append(_small(frame.luma(), scale))
+                found.append(_pair(frame.luma(), frame.chroma(), scale))
         if len(found) >= min(MIN_KEYFRAMES, samples):
             yield from found
             return
@@ -443,4 +508,4 @@ def _sample_lumas(source: VideoSource, start: float | None, end: float | None, s
     with VideoSource(source.path) as clip:
         for frame in clip.frames(start, end):
             if frame.index % step == 0:
-                yield _small(frame.luma(), scale).copy()
+                yield _pair(frame.luma(), frame.chroma(), scale)

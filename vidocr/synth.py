@@ -21,7 +21,15 @@ import pysrt
 from PIL import Image, ImageDraw, ImageFont
 
 FONT_PATH = Path(__file__).parent / "data" / "NotoSansSC-Subset.otf"
-COLOURS = {"white": (255, 255, 255), "yellow": (255, 235, 40)}
+# Red, blue, green and magenta are as dark as a mid grey in luma (60-135): only colour shows them.
+COLOURS = {
+    "white": (255, 255, 255),
+    "yellow": (255, 235, 40),
+    "red": (230, 40, 40),
+    "blue": (60, 120, 255),
+    "green": (40, 200, 40),
+    "magenta": (220, 60, 200),
+}
 POSITIONS = ("bottom", "top", "middle-low", "corner", "sign", "ticker")
 BACKGROUNDS = ("photo", "flat", "dark")
 CONTAINERS = {"mp4": "mp4", "mkv": "matroska", "ts": "mpegts"}
@@ -39,7 +47,7 @@ class SynthCue:
     end: Number
     text: str  # lines separated by "\n"
     position: str = "bottom"  # "bottom" | "top" | "middle-low" (vertical-video captions, ~70% of the height)
-    colour: str = "white"  # "white" | "yellow"
+    colour: str = "white"  # a COLOURS name; always with a black outline
     # Distractors: "corner" (a channel logo / watermark, top right), "sign" (text in the picture, upper
     # left third) or "ticker" (a news crawl scrolling right to left along the bottom edge, 160 px/s) with
     # ``subtitle=False`` are drawn but are not truth cues; ``scale`` sizes the text.

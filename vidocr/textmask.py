@@ -1,7 +1,10 @@
 """Cheap per-frame text evidence from the luma plane.
 
-Burned-in subtitles are light strokes (white, yellow, pastel) with a dark outline, shadow or box,
-held still for a while. We keep bright pixels that have a much darker pixel within two pixels
+Burned-in subtitles are light strokes (white, yellow, pastel, or a saturated colour) with a dark
+outline, shadow or box, held still for a while. "Light" is measured on each pixel's strongest colour
+channel, max(R, G, B), not on luma: a red or blue subtitle (luma 60-100) is as bright there as a white
+one, while greys, and so dark outlines, stay at their luma. We keep bright pixels that have a much
+darker pixel within two pixels
 (glyph interiors next to their outline), which drops most picture detail: dark line art, texture
 and shading rarely pair a bright core with a dark rim. Then we keep only connected components shaped
 and aligned like a line of glyphs. The result is a binary
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+
+from vidocr.types import Box
 
 #: Analysis width in pixels: the band is scaled to this width (never up) before masking.
 ANALYSIS_WIDTH = 960
@@ -32,6 +37,51 @@ def analysis_scale(width: int) -> float:
     """1/k for the smallest integer k that brings ``width`` to at most ANALYSIS_WIDTH
     (integer factors take OpenCV's fast area-averaging path)."""
     return 1.0 / max(1, -(-width // ANALYSIS_WIDTH))
+
+
+def _colour_lift() -> np.ndarray:
+    """max(R, G, B) - Y for every (U, V) pair (BT.601 full swing), indexed by ``U << 8 | V``: how much
+    brighter a pixel's strongest channel is than its luma. Never negative; 0 for greys."""
+    cb = np.arange(256, dtype=np.float32)[:, None] - 128.0
+    cr = np.arange(256, dtype=np.float32)[None, :] - 128.0
+    lift = np.maximum(np.maximum(1.402 * cr, -0.344136 * cb - 0.714136 * cr), 1.772 * cb)
+    return np.clip(np.rint(lift), 0, 255).astype(np.uint8).reshape(-1)
+
+
+_LIFT = _colour_lift()
+
+
+def analysis_image(
+    luma: np.ndarray, chroma: tuple[np.ndarray, np.ndarray] | None, box: Box | None, scale: float
+) -> np.ndarray:
+    """The image text masks are made from: ``box`` of the frame (all of it when None) scaled by
+    ``scale``, each pixel as bright as its strongest colour channel (luma alone when the frame has
+    no chroma planes). Chroma planes may be subsampled: they are cropped and resized to match."""
+    height, width = luma.shape
+    if box is not None:
+        luma = luma[box.y : box.y + box.h, box.x : box.x + box.w]
+    if scale < 1.0 and min(luma.shape) * scale >= 1:
+        small = cv2.resize(luma, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    else:
+        small = np.ascontiguousarray(luma)
+    if chroma is None:
+        return small
+    planes = []
+    for plane in chroma:
+        ch, cw = plane.shape
+        if box is not None:
+            y0, y1 = box.y * ch // height, max(box.y * ch // height + 1, -(-(box.y + box.h) * ch // height))
+            x0, x1 = box.x * cw // width, max(box.x * cw // width + 1, -(-(box.x + box.w) * cw // width))
+            plane = plane[y0:y1, x0:x1]
+        if plane.shape != small.shape:
+            shrink = plane.shape[0] > small.shape[0] or plane.shape[1] > small.shape[1]
+            plane = cv2.resize(
+                plane, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR
+            )
+        planes.append(plane)
+    index = planes[0].astype(np.uint16) << 8
+    index |= planes[1]
+    return cv2.add(small, _LIFT[index])
 
 
 def edge_mask(y: np.ndarray, scale: float) -> np.ndarray:

@@ -28,6 +28,8 @@ log = logging.getLogger("vidocr")
 
 # Planar YUV formats whose first plane is 8-bit luma: read directly, no conversion.
 _Y8_FORMATS = {"yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21", "gray", "yuv411p"}
+# ...of which these store U and V as 8-bit planes of their own (any subsampling).
+_UV8_FORMATS = {"yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "yuv411p"}
 
 
 @dataclass
@@ -49,6 +51,15 @@ class DecodedFrame:
         else:
             y = np.asarray(frame.to_ndarray(format="gray"), dtype=np.uint8)
         return _rotate(y, self.rotation)
+
+    def chroma(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The U and V planes (display orientation, their own resolution) as views, or None when the
+        frame has no separate 8-bit chroma planes (grey, packed RGB, high bit depth)."""
+        frame = self.frame
+        if frame.format.name not in _UV8_FORMATS:
+            return None
+        u, v = (_plane(frame, k)[:, : frame.planes[k].width] for k in (1, 2))
+        return _rotate(u, self.rotation), _rotate(v, self.rotation)
 
     def bgr(self, box: Box | None = None) -> np.ndarray:
         """BGR uint8 image of the frame (display orientation), cropped to ``box`` if given.
