@@ -184,3 +184,18 @@ def test_coloured_subtitles_are_found_and_white_ones_keep_luma_masks(tmp_path: P
     got, stats = run(path, rapid_engine)
     assert [z["colour"] for z in stats["zones"]] == [False]
     assert [c.text for c in got] == [t.text for t in truth]
+
+
+def test_text_flashed_for_two_frames_is_no_cue(tmp_path: Path, rapid_engine: object) -> None:
+    # Real footage flashes glyph-like picture detail for a frame or two (between subtitles, at cuts);
+    # no subtitle is that short. Three frames at 25 fps (0.12 s) still count.
+    cues = (
+        SynthCue(0.8, 0.88, "今天天气很好"),
+        SynthCue(2.0, 3.6, "我们明天再见吧"),
+        SynthCue(4.4, 4.52, "好"),
+    )
+    path, truth = _spec(tmp_path, "flash.mp4", cues=cues, fps=25)
+    assert [t.end_ms - t.start_ms for t in truth] == [80, 1600, 120]
+    got, stats = run(path, rapid_engine)
+    assert stats["ocr_calls"] >= 3  # the flash was seen and read, then dropped
+    assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth[1:]]

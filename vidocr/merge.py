@@ -27,14 +27,16 @@ class MergeOptions:
     join_similarity: similarity at which same-length texts of adjacent segments are joined when the
         detector saw their masks as alike (``mask_similarity`` >= join_mask).
     min_confidence: reads below this engine confidence are ignored.
-    min_duration_ms: cues shorter than this are dropped (flicker).
+    min_duration_ms: cues shorter than this are dropped: no subtitle is shown for under ~0.12 s (2 frames
+        at 24-30 fps; guidelines ask for 0.5-1 s), while picture detail that reads as a glyph or two for
+        a frame or two between subtitles, or in a flash at a cut, is common in real footage.
     """
 
     same_read: float = 0.75
     join_similarity: float = 0.75
     join_mask: float = 0.35
     min_confidence: float = 0.7
-    min_duration_ms: int = 40
+    min_duration_ms: int = 120
 
 
 @dataclass(frozen=True)
