@@ -79,6 +79,15 @@ def test_empty_and_low_confidence_reads_make_no_cue() -> None:
     assert run(seg(0, 1000, (40, 40, "")), seg(1000, 2000, (1040, 1040, "LA", 0.52))) == []
 
 
+def test_lone_latin_letters_and_strokes_are_picture_detail_but_lone_cjk_characters_are_lines() -> None:
+    reads = [seg(0, 1000, (40, 40, "°S")), seg(1000, 2000, (1040, 1040, "U")), seg(2000, 3000, (2040, 2040, "丨"))]
+    assert run(*reads) == []
+    lines = run(seg(0, 1000, (40, 40, "嗯")), seg(1000, 2000, (1040, 1040, "OK")))
+    assert lines == [(0, 1000, "嗯"), (1000, 2000, "OK")]
+    # Short cues in general are kept (0.12 s and more); only shorter flashes are dropped.
+    assert run(seg(0, 120, (40, 40, "好")), seg(500, 583, (520, 520, "人"))) == [(0, 120, "好")]
+
+
 def test_line_breaks_are_kept() -> None:
     cues = run(seg(0, 1000, (40, 40, "第一行\nSecond line")))
     assert cues == [(0, 1000, "第一行\nSecond line")]

@@ -99,8 +99,10 @@ class CueMerger:
     # -- internals ----------------------------------------------------------------------------
     def _usable(self, result: OcrResult) -> bool:
         text = comparable(result.text)
-        if text in _STROKES:
-            return False  # a lone bar-shaped glyph is an edge in the picture, not a subtitle
+        if text in _STROKES or (len(text) == 1 and text.isascii()):
+            # A lone bar-shaped glyph is an edge in the picture, a lone Latin letter or digit a curve of
+            # line art ("U", "S"): not a subtitle (single-character lines are CJK: "嗯", "好").
+            return False
         return bool(text) and result.confidence >= self.options.min_confidence
 
     def _split(self, seg: SegmentRecord) -> list[_Open]:
