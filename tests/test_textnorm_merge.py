@@ -84,6 +84,8 @@ def test_lone_latin_letters_and_strokes_are_picture_detail_but_lone_cjk_characte
     assert run(*reads) == []
     lines = run(seg(0, 1000, (40, 40, "嗯")), seg(1000, 2000, (1040, 1040, "OK")))
     assert lines == [(0, 1000, "嗯"), (1000, 2000, "OK")]
+    # ...also as one line of a read: a "1" beside the subtitle does not make it another subtitle.
+    assert run(seg(0, 1000, (40, 40, "是的，本游戏"), (600, 500, "1\n是的，本游戏"))) == [(0, 1000, "是的，本游戏")]
     # Short cues in general are kept (0.12 s and more); only shorter flashes are dropped.
     assert run(seg(0, 120, (40, 40, "好")), seg(500, 583, (520, 520, "人"))) == [(0, 120, "好")]
 

@@ -12,7 +12,7 @@ different line, even a near-identical one, starts a new cue.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from vidocr.textnorm import comparable, normalize_text, text_similarity
 from vidocr.types import Box, Cue, OcrResult
@@ -98,16 +98,12 @@ class CueMerger:
 
     # -- internals ----------------------------------------------------------------------------
     def _usable(self, result: OcrResult) -> bool:
-        text = comparable(result.text)
-        if text in _STROKES or (len(text) == 1 and text.isascii()):
-            # A lone bar-shaped glyph is an edge in the picture, a lone Latin letter or digit a curve of
-            # line art ("U", "S"): not a subtitle (single-character lines are CJK: "嗯", "好").
-            return False
-        return bool(text) and result.confidence >= self.options.min_confidence
+        return bool(comparable(result.text)) and result.confidence >= self.options.min_confidence
 
     def _split(self, seg: SegmentRecord) -> list[_Open]:
         """Group the segment's usable reads into runs of the same subtitle."""
-        reads = [r for r in seg.reads if self._usable(r.result)]
+        reads = [replace(r, result=_without_picture_glyphs(r.result)) for r in seg.reads]
+        reads = [r for r in reads if self._usable(r.result)]
         if not reads:
             return []
         pieces: list[_Open] = []
@@ -201,6 +197,19 @@ class CueMerger:
                 reads=len(piece.results),
             )
         ]
+
+
+def _without_picture_glyphs(result: OcrResult) -> OcrResult:
+    """Drop lines that are one bar-shaped glyph (an edge in the picture) or one Latin letter or digit
+    (a curve of line art: "U", "°S", a "1" beside a subtitle): no subtitle line is that. A line of one
+    CJK character is ("嗯", "好")."""
+    kept = tuple(ln for ln in result.lines if not _picture_glyph(ln.text))
+    return result if len(kept) == len(result.lines) else replace(result, lines=kept)
+
+
+def _picture_glyph(text: str) -> bool:
+    text = comparable(text)
+    return text in _STROKES or (len(text) == 1 and text.isascii())
 
 
 def _extent(results: Sequence[OcrResult]) -> Box | None:
