@@ -46,6 +46,41 @@ def test_the_bright_object_alone_is_not_text() -> None:
     assert first_events(band(None, ellipse=False)) == ["start"]
 
 
+def scene(text: str, blobs: int = 0, ring: bool = False) -> np.ndarray:
+    """A band with a subtitle: on a dark picture, optionally with a row of bright round shapes beside it
+    (picture detail that the mask takes for more glyphs), or on a bright picture crossed by the dark
+    outline of a large shape (its bright edge joins the glyphs into one shape that is no text line)."""
+    img = Image.new("L", (WIDTH, HEIGHT), 200 if ring else 70)
+    draw = ImageDraw.Draw(img)
+    if ring:
+        draw.ellipse((400, 10, 900, 145), outline=20, width=3)
+    for i in range(blobs):
+        x = 880 + i * 48
+        draw.ellipse((x, TEXT_TOP, x + 40, TEXT_TOP + FONT), fill=230, outline=0, width=3)
+    font = ImageFont.truetype(str(FONT_PATH), FONT)
+    w = draw.textlength(text, font=font)
+    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=240, stroke_width=2, stroke_fill=0)
+    return np.asarray(img)
+
+
+def test_subtitle_split_by_passing_picture_detail_is_not_ended_when_its_lines_vanish() -> None:
+    # Seen on real anime: picture detail beside a subtitle splits its segment (the new mask is half
+    # picture); a frame later the picture moves and its edges join the glyphs into shapes that are no
+    # text line. The glyphs that stayed through the first segment are still all there: no blank.
+    text = "就是个虚拟现实游戏啊"
+    frames = [scene(text)] * 10 + [scene(text, blobs=8)] * 5 + [scene(text, ring=True)] * 5 + [scene(text)] * 5
+    scale = analysis_scale(WIDTH)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    segments = []
+    for i, luma in enumerate(frames):
+        for kind, payload in det.push(Timestamp(i, 25), edge_mask(luma, scale)):
+            if kind == "start":
+                segments.append(payload)
+    assert len(segments) >= 2  # the picture detail did split the subtitle's segment...
+    assert segments[1].prev_similarity >= 0.3
+    assert all(seg.has_text for seg in segments)  # ...but nothing ended it
+
+
 def test_analysis_image_is_the_strongest_colour_channel() -> None:
     # A 4:2:0 frame of flat colour patches (8x8 pixels each), cropped and halved like a band.
     colours = [(255, 255, 255), (128, 128, 128), (0, 0, 0), (230, 40, 40), (60, 120, 255), (40, 200, 40)]

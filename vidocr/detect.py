@@ -28,6 +28,11 @@ from vidocr.types import Timestamp
 _KERNEL3 = np.ones((3, 3), np.uint8)
 #: Share of a subtitle's glyph pixels still present for it to count as shown when no text line is found.
 GLYPHS_HELD = 0.8
+#: Fewest stable glyph pixels (analysis resolution) worth judging by: about one small glyph.
+GLYPHS_MIN_PIXELS = 24
+#: A new text segment whose mask shares at least this much with the previous text segment's (see
+#: textmask.similarity) may be the same subtitle, its mask split by picture detail passing by.
+SPLIT_SIMILARITY = 0.3
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,9 @@ class BandChangeDetector:
         self._read_lines: tuple[TextLine, ...] = ()  # the lines of the latest read
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
+        #: Pixels of the shown subtitle's mask that have been there in every sample since it appeared:
+        #: its glyphs, without the picture detail that passed by (see _step).
+        self._glyphs: np.ndarray | None = None
         self._track = _ReadTrack()
         self._between: deque[_Sample] = deque(maxlen=512)
         self._last_sample: _Sample | None = None
@@ -159,6 +167,7 @@ class BandChangeDetector:
         self._lines = tuple(lines)
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
+            self._glyphs = mask if lines else None
             yield ("start", self._segment)
             if lines:
                 # Text on the very first frame: read it now, it may be gone before it can be confirmed.
@@ -195,14 +204,17 @@ class BandChangeDetector:
         seg = self._segment
         assert seg is not None
         sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
-        if sim < opts.same_threshold and seg.has_text and not lines and self._glyphs_held(seg.mask, edges):
+        seen = cv2.dilate(edges, _KERNEL3) if seg.has_text else None
+        if sim < opts.same_threshold and seen is not None and not lines and self._glyphs_held(seg.mask, seen):
             # The lines vanished but the glyphs did not: picture detail touching them made shapes that
             # are no text. Still this subtitle; a drift read checks it.
             sim = opts.same_threshold
         if sim >= opts.same_threshold:
             self._pending = None
             self._left_at = None
-            if seg.has_text:
+            if seen is not None:
+                if self._glyphs is not None:
+                    self._glyphs = self._glyphs & seen
                 yield from self._maybe_recheck(ts, sim)
             return
         if self._left_at is None:
@@ -226,15 +238,33 @@ class BandChangeDetector:
         yield ("end", seg)
         new = Segment(seg.index + 1, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
         self._segment = new
+        self._glyphs = self._carried_glyphs(new, edges) if new.has_text else None
         self._track = _ReadTrack()
         yield ("start", new)
         if new.has_text:
             yield from self._read(ts, boundary, "new")
 
-    @staticmethod
-    def _glyphs_held(glyphs: np.ndarray, edges: np.ndarray) -> bool:
-        """Nearly every glyph pixel of a segment is still a bright pixel with a dark rim in ``edges``."""
-        return overlap(glyphs, cv2.dilate(edges, _KERNEL3)) >= GLYPHS_HELD
+    def _glyphs_held(self, mask: np.ndarray, seen: np.ndarray) -> bool:
+        """Nearly every glyph pixel of the shown subtitle is still a bright pixel with a dark rim
+        (``seen``: the frame's edge mask, dilated by a pixel). Its glyphs are the pixels that stayed
+        through it (picture detail that was in its mask when it appeared has moved away), while
+        there are enough of them; else the segment's mask."""
+        glyphs = self._glyphs
+        if glyphs is None or np.count_nonzero(glyphs) < max(GLYPHS_MIN_PIXELS, 0.25 * np.count_nonzero(mask)):
+            glyphs = mask
+        return overlap(glyphs, seen) >= GLYPHS_HELD
+
+    def _carried_glyphs(self, new: Segment, edges: np.ndarray) -> np.ndarray:
+        """The new text segment's glyphs: the previous subtitle's, when its mask shares enough with the
+        previous one's and most of those glyphs are still there (the same subtitle, its mask split by
+        picture detail: the new mask may hold as much picture as text, which would end the subtitle as
+        soon as the picture moves), else its own mask."""
+        old = self._glyphs
+        if old is not None and new.prev_similarity >= SPLIT_SIMILARITY:
+            carried = old & cv2.dilate(edges, _KERNEL3)
+            if np.count_nonzero(carried) >= max(GLYPHS_MIN_PIXELS, GLYPHS_HELD * np.count_nonzero(old)):
+                return carried
+        return new.mask
 
     def _maybe_recheck(self, ts: Timestamp, sim: float) -> Iterator[tuple]:
         opts = self.options

@@ -19,7 +19,7 @@ from typing import cast
 import cv2
 import numpy as np
 
-from vidocr.detect import BandChangeDetector, DetectOptions, ReadRequest, SceneCuts, Segment
+from vidocr.detect import SPLIT_SIMILARITY, BandChangeDetector, DetectOptions, ReadRequest, SceneCuts, Segment
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
@@ -33,7 +33,7 @@ log = logging.getLogger("vidocr")
 
 #: A new segment whose mask shares at least this much with the text segment before it is first
 #: re-read as that segment's text (cheap when it is the same subtitle, a wasted recognition when not).
-REREAD_SIMILARITY = 0.3
+REREAD_SIMILARITY = SPLIT_SIMILARITY
 
 
 @dataclass(frozen=True)
