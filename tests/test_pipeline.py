@@ -199,3 +199,16 @@ def test_text_flashed_for_two_frames_is_no_cue(tmp_path: Path, rapid_engine: obj
     got, stats = run(path, rapid_engine)
     assert stats["ocr_calls"] >= 3  # the flash was seen and read, then dropped
     assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth[1:]]
+
+
+@pytest.mark.parametrize(("colour", "box"), [("white", "dark"), ("black", "light")])
+def test_subtitles_on_a_box_are_read_with_exact_times(
+    tmp_path: Path, rapid_engine: object, colour: str, box: str
+) -> None:
+    # No outline: white text on a half-transparent black box, and black text on an opaque white box (the box
+    # between the strokes is then what the mask sees as bright glyph pixels with a dark rim).
+    lines = ((0.4, 1.8, "今天天气很好"), (2.2, 3.8, "We should go home now."), (4.2, 5.6, "我们明天再见吧"))
+    cues = tuple(SynthCue(start, end, text, colour=colour, box=box) for start, end, text in lines)
+    path, truth = _spec(tmp_path, f"box_{box}.mp4", cues=cues, background="photo", seed=6)
+    got, _ = run(path, rapid_engine)
+    assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]

@@ -29,7 +29,10 @@ COLOURS = {
     "blue": (60, 120, 255),
     "green": (40, 200, 40),
     "magenta": (220, 60, 200),
+    "black": (0, 0, 0),
 }
+# Boxes behind the text (then without an outline): half-transparent black, or opaque white.
+BOXES = {"dark": (0, 0, 0, 150), "light": (255, 255, 255, 255)}
 POSITIONS = ("bottom", "top", "middle-low", "corner", "sign", "ticker")
 BACKGROUNDS = ("photo", "flat", "dark")
 CONTAINERS = {"mp4": "mp4", "mkv": "matroska", "ts": "mpegts"}
@@ -47,7 +50,8 @@ class SynthCue:
     end: Number
     text: str  # lines separated by "\n"
     position: str = "bottom"  # "bottom" | "top" | "middle-low" (vertical-video captions, ~70% of the height)
-    colour: str = "white"  # a COLOURS name; always with a black outline
+    colour: str = "white"  # a COLOURS name
+    box: str | None = None  # a BOXES name: the text sits on that box, without outline; None: black outline
     # Distractors: "corner" (a channel logo / watermark, top right), "sign" (text in the picture, upper
     # left third) or "ticker" (a news crawl scrolling right to left along the bottom edge, 160 px/s) with
     # ``subtitle=False`` are drawn but are not truth cues; ``scale`` sizes the text.
@@ -83,8 +87,8 @@ class SynthSpec:
         if self.rotation % 90 or (self.rotation % 360 and self.container == "ts"):
             raise ValueError("rotation must be a multiple of 90, and MPEG-TS cannot store one")
         for cue in self.cues:
-            if cue.position not in POSITIONS or cue.colour not in COLOURS:
-                raise ValueError(f"bad position or colour in {cue}")
+            if cue.position not in POSITIONS or cue.colour not in COLOURS or (cue.box and cue.box not in BOXES):
+                raise ValueError(f"bad position, colour or box in {cue}")
 
 
 @dataclass(frozen=True)
@@ -189,16 +193,18 @@ def _overlay(spec: SynthSpec, cue: SynthCue) -> _Overlay:
     if missing := missing_glyphs(cue.text):
         raise ValueError(f"the bundled font has no glyph for {''.join(sorted(missing))!r}")
     size = max(8, round(_font_size(spec) * cue.scale))
-    font, stroke, spacing = _font(size), max(1, round(size / 12)), round(size * 0.3)
+    font, spacing = _font(size), round(size * 0.3)
+    stroke = 0 if cue.box else max(1, round(size / 12))
+    pad = 1 + (round(size * 0.3) if cue.box else 0)
     measure = ImageDraw.Draw(Image.new("L", (1, 1)))
     box = measure.multiline_textbbox((0, 0), cue.text, font=font, spacing=spacing, align="center", stroke_width=stroke)
     left, top, right, bottom = (int(v) for v in box)
-    w, h = right - left + 2, bottom - top + 2
+    w, h = right - left + 2 * pad, bottom - top + 2 * pad
     if w > spec.width and cue.position != "ticker":
         raise ValueError(f"cue text is {w}px wide, wider than the {spec.width}px frame: {cue.text!r}")
-    image = Image.new("RGBA", (w, h), (0, 0, 0, 0))
+    image = Image.new("RGBA", (w, h), BOXES[cue.box] if cue.box else (0, 0, 0, 0))
     ImageDraw.Draw(image).multiline_text(
-        (1 - left, 1 - top),
+        (pad - left, pad - top),
         cue.text,
         fill=COLOURS[cue.colour] + (255,),
         font=font,
