@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -11,17 +13,20 @@ from vidocr.synth import FONT_PATH
 from vidocr.textmask import analysis_image, analysis_scale, edge_mask
 from vidocr.types import Box, Timestamp
 
+TB = Fraction(1, 25)
+
 WIDTH, HEIGHT, FONT = 1280, 150, 44
 TEXT_TOP = 70  # the subtitle's rows: 70-120 of the band
 
 
-def band(text: str | None, ellipse: bool) -> np.ndarray:
+def band(text: str | None, ellipse: bool, reach: int = 8) -> np.ndarray:
     """Luma of a band: a dark picture, optionally a bright object right above the subtitle, the subtitle."""
     img = Image.new("L", (WIDTH, HEIGHT), 70)
     draw = ImageDraw.Draw(img)
     if ellipse:
-        # A bright shape whose lower outline comes down to the tops of the glyphs.
-        draw.ellipse((560, -40, 760, TEXT_TOP + 8), fill=225)
+        # A bright shape whose lower outline comes down to the tops of the glyphs (``reach`` pixels below
+        # the top of the text's box: 8 touches them, 14 joins them into shapes that are no text line).
+        draw.ellipse((560, -40, 760, TEXT_TOP + reach), fill=225)
     if text:
         font = ImageFont.truetype(str(FONT_PATH), FONT)
         w = draw.textlength(text, font=font)
@@ -44,6 +49,21 @@ def test_subtitle_next_to_a_bright_object_is_still_text() -> None:
 def test_the_bright_object_alone_is_not_text() -> None:
     assert first_events(band(None, ellipse=True)) == ["start"]
     assert first_events(band(None, ellipse=False)) == ["start"]
+
+
+def test_subtitle_appearing_under_a_shape_that_joins_its_glyphs_starts_at_its_first_frame() -> None:
+    # A bright shape over an empty band; the subtitle appears under it, the shape's edge joined to the
+    # glyphs' tops (no text line yet), and the shape goes 5 frames later. The glyphs were all there from
+    # frame 5: the subtitle starts there, not where its lines were first found.
+    frames = [band(None, True, reach=14)] * 5 + [band("好的", True, reach=14)] * 5 + [band("好的", False)] * 10
+    scale = analysis_scale(WIDTH)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    starts = []
+    for i, luma in enumerate(frames):
+        for kind, payload in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
+            if kind == "start" and payload.has_text:
+                starts.append(payload.start.pts)
+    assert starts == [5]
 
 
 def scene(text: str, blobs: int = 0, ring: bool = False) -> np.ndarray:
@@ -73,7 +93,7 @@ def test_subtitle_split_by_passing_picture_detail_is_not_ended_when_its_lines_va
     det = BandChangeDetector(DetectOptions(), 25.0)
     segments = []
     for i, luma in enumerate(frames):
-        for kind, payload in det.push(Timestamp(i, 25), edge_mask(luma, scale)):
+        for kind, payload in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
             if kind == "start":
                 segments.append(payload)
     assert len(segments) >= 2  # the picture detail did split the subtitle's segment...

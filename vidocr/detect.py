@@ -30,6 +30,8 @@ _KERNEL3 = np.ones((3, 3), np.uint8)
 GLYPHS_HELD = 0.8
 #: Fewest stable glyph pixels (analysis resolution) worth judging by: about one small glyph.
 GLYPHS_MIN_PIXELS = 24
+#: How far back a subtitle's start may be moved by _shown_since (seconds).
+LOOKBACK_S = 1.0
 #: A new text segment whose mask shares at least this much with the previous text segment's (see
 #: textmask.similarity) may be the same subtitle, its mask split by picture detail passing by.
 SPLIT_SIMILARITY = 0.3
@@ -146,7 +148,8 @@ class BandChangeDetector:
         self._glyphs: np.ndarray | None = None
         self._track = _ReadTrack()
         self._between: deque[_Sample] = deque(maxlen=512)
-        self._last_sample: _Sample | None = None
+        #: The latest frames' edge masks (sampled or not), to look back from a subtitle's first clear frame.
+        self._recent: deque[_Sample] = deque(maxlen=128)
         self._next_sample_s = 0.0
         self.samples = 0
 
@@ -159,6 +162,7 @@ class BandChangeDetector:
         sampled = opts.sample_fps is None or ts.seconds + 1e-9 >= self._next_sample_s
         if not sampled:
             self._between.append(_Sample(ts, edges))
+            self._recent.append(self._between[-1])
             return
         if opts.sample_fps:
             self._next_sample_s = ts.seconds + 1.0 / opts.sample_fps
@@ -175,7 +179,7 @@ class BandChangeDetector:
         else:
             yield from self._step(ts, edges, mask, lines)
         self._between.clear()
-        self._last_sample = _Sample(ts, edges)
+        self._recent.append(_Sample(ts, edges))
 
     def _text(self, edges: np.ndarray) -> tuple[np.ndarray, list[TextLine]]:
         """Text lines of a sample's edge mask. A mask that barely differs from the previous sample's
@@ -233,6 +237,8 @@ class BandChangeDetector:
         # flickered after it; text that appears on an empty band starts where it first held.
         self._pending = None
         boundary = self._left_at if seg.has_text and self._left_at is not None else pend.first
+        if not seg.has_text and pend.lines:
+            boundary = self._shown_since(boundary, pend.mask, seg.start)
         self._left_at = None
         seg.end = boundary
         yield ("end", seg)
@@ -253,6 +259,24 @@ class BandChangeDetector:
         if glyphs is None or np.count_nonzero(glyphs) < max(GLYPHS_MIN_PIXELS, 0.25 * np.count_nonzero(mask)):
             glyphs = mask
         return overlap(glyphs, seen) >= GLYPHS_HELD
+
+    def _shown_since(self, first: Timestamp, glyphs: np.ndarray, floor: Timestamp) -> Timestamp:
+        """The first frame of a run, ending just before ``first``, in which a subtitle that appears on an
+        empty band was already all there: its glyph pixels in place (within a pixel), though not yet
+        lines of text (picture detail touching them made other shapes). At most LOOKBACK_S back, and
+        after ``floor`` (the start of the empty segment)."""
+        if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
+            return first
+        start = first
+        for sample in reversed(self._recent):
+            if sample.ts.seconds >= first.seconds:
+                continue
+            if sample.ts.seconds <= floor.seconds or first.seconds - sample.ts.seconds > LOOKBACK_S:
+                break
+            if overlap(glyphs, cv2.dilate(sample.edges, _KERNEL3)) < GLYPHS_HELD:
+                break
+            start = sample.ts
+        return start
 
     def _carried_glyphs(self, new: Segment, edges: np.ndarray) -> np.ndarray:
         """The new text segment's glyphs: the previous subtitle's, when its mask shares enough with the
