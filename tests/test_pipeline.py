@@ -212,3 +212,39 @@ def test_subtitles_on_a_box_are_read_with_exact_times(
     path, truth = _spec(tmp_path, f"box_{box}.mp4", cues=cues, background="photo", seed=6)
     got, _ = run(path, rapid_engine)
     assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]
+
+
+def test_small_red_subtitles_at_the_top_are_found(tmp_path: Path, rapid_engine: object) -> None:
+    # Found by a randomised style sweep: small red text over a photo. Luma misses it, and in the colour
+    # masks each line is one component (the glyphs touch at analysis resolution): the zone finder must
+    # still take its line height from such lines.
+    lines = (
+        (1.02, 2.02, "We should go home now."),
+        (2.02, 2.49, "好的"),
+        (2.99, 4.41, "今天天气很好"),
+        (4.91, 5.4, "好的"),
+        (5.6, 6.67, "Wait, what did you just say?"),
+    )
+    cues = tuple(SynthCue(s, e, t, position="top", colour="red", scale=0.7) for s, e, t in lines)
+    spec = {"width": 1280, "height": 720, "fps": 30, "duration": 8.0, "seed": 18, "cut_every": None}
+    path, truth = _spec(tmp_path, "red_top.mp4", cues=cues, **spec)
+    got, stats = run(path, rapid_engine)
+    assert [(z["name"], z["colour"]) for z in stats["zones"]] == [("top", True)]
+    assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]
+
+
+def test_a_change_the_masks_barely_see_is_split_where_it_happened(tmp_path: Path, rapid_engine: object) -> None:
+    # Found by the style sweep: black text on a white box changes to a line of similar length at 5.59 s;
+    # the box-shaped masks stay alike, and the re-read after the shot cut at 6.0 s finds the new text.
+    # The split goes to the first frame showing more of the new mask than of the old read's, not to the cut.
+    lines = (
+        (1.21, 2.95, "你听我说"),
+        (5.08, 5.59, "今天天气很好"),
+        (5.59, 6.2, "我们明天再见吧"),
+        (6.2, 7.03, "我也不知道，过去看看就明白了"),
+    )
+    cues = tuple(SynthCue(s, e, t, colour="black", box="light") for s, e, t in lines)
+    spec = {"width": 1280, "height": 720, "fps": 30, "duration": 8.0, "seed": 376, "cut_every": 1.5}
+    path, truth = _spec(tmp_path, "box_change.mp4", cues=cues, **spec)
+    got, _ = run(path, rapid_engine)
+    assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]

@@ -190,10 +190,11 @@ def _survey(pairs: list[tuple[np.ndarray, Chroma | None]]) -> tuple[list[np.ndar
     spread = np.linspace(0, len(pairs) - 1, min(len(pairs), COLOUR_PROBES)).round().astype(int)
     probes = [int(i) for i in dict.fromkeys(spread.tolist()) if pairs[i][1] is not None]
     in_colour = [_sample_mask(analysis_image(*pairs[i], None, 1.0), 1.0) for i in probes]
-    votes, found = _vote(in_colour, np.zeros(0, np.uint8))
-    if not found or votes.max() <= 0:
+    votes, _ = _vote(in_colour, np.zeros(0, np.uint8))
+    heights = [line.height for _, lines in in_colour for line in lines]
+    if not heights or votes.max() <= 0:
         return lumas, sampled, False
-    lo, hi = _strongest_run(votes, int(np.median([y1 - y0 for y0, y1, _ in found])))
+    lo, hi = _strongest_run(votes, int(np.median(heights)))
     text = seen = 0
     for i, (mask, _) in zip(probes, in_colour, strict=True):
         band = mask[lo:hi]
@@ -292,6 +293,7 @@ def _vote(
     rows = sampled[0][0].shape[0] if sampled else 1
     votes = np.zeros(rows + 1, np.float64)
     found: list[tuple[int, int, float]] = []
+    glued: list[tuple[int, int, float]] = []
     previous: np.ndarray | None = None
     for mask, lines in sampled:
         if static.size:
@@ -321,10 +323,10 @@ def _vote(
             weight = centred * lower * min(1.0, glyphs / 6.0) * (0.1 + novelty)
             votes[line.y0 : line.y1] += weight
             # Heights are learnt from lines of separate glyphs; one wide component may be two lines
-            # glued together.
-            if line.glyphs >= 2:
-                found.append((line.y0, line.y1, weight))
-    return votes, found
+            # glued together. When every line is one component (small CJK text, whose glyphs touch at
+            # analysis resolution), those are all there is.
+            (found if line.glyphs >= 2 else glued).append((line.y0, line.y1, weight))
+    return votes, found or glued
 
 
 #: A second or third zone needs this share of the strongest zone's peak vote (upper zones vote at 0.6x),
