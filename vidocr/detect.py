@@ -7,8 +7,8 @@ the exact frame from the masks of the frames between samples when sampling is sp
 rate). Segments whose band holds no text-like lines are never read. A text segment is read once it
 is stable, then again every ``recheck_s`` seconds, after a scene cut, when its mask drifts and when a
 line grows beyond where it was at the last read (words added in place): the merger compares those
-reads, so a subtitle change the masks missed is still caught (and split at the frame where the mask
-changed most), and OCR noise is voted away.
+reads, so a subtitle change the masks missed is still caught (and split where it happened: see
+``_change_point``), and OCR noise is voted away.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Segment:
 @dataclass(frozen=True)
 class ReadRequest:
     """OCR the current frame for ``segment``. If this read disagrees with the segment's previous
-    one, the subtitle changed unseen: ``split_at`` is where the masks changed most since that read."""
+    one, the subtitle changed unseen: ``split_at`` is where it changed (see ``BandChangeDetector._change_point``)."""
 
     segment: Segment
     ts: Timestamp
@@ -141,6 +141,8 @@ class BandChangeDetector:
         self._pending: _Pending | None = None
         self._lines: tuple[TextLine, ...] = ()
         self._read_lines: tuple[TextLine, ...] = ()  # the lines of the latest read
+        self._mask: np.ndarray | None = None  # the latest sample's text mask
+        self._read_mask: np.ndarray | None = None  # the text mask of the latest read
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
         #: Pixels of the shown subtitle's mask that have been there in every sample since it appeared:
@@ -168,7 +170,7 @@ class BandChangeDetector:
             self._next_sample_s = ts.seconds + 1.0 / opts.sample_fps
         self.samples += 1
         mask, lines = self._text(edges)
-        self._lines = tuple(lines)
+        self._mask, self._lines = mask, tuple(lines)
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
             self._glyphs = mask if lines else None
@@ -311,18 +313,37 @@ class BandChangeDetector:
             yield from self._read(ts, track.grow_ts, "grow")
         elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
-            yield from self._read(ts, track.cut_ts, "cut")
+            yield from self._read(ts, self._change_point(track.last_read_s) or track.cut_ts, "cut")
         elif track.drifted and track.worst_ts is not None:
-            yield from self._read(ts, track.worst_ts, "drift")
+            yield from self._read(ts, self._change_point(track.last_read_s) or track.worst_ts, "drift")
         elif since >= opts.recheck_s:
-            yield from self._read(ts, track.worst_ts or ts, "recheck")
+            yield from self._read(ts, self._change_point(track.last_read_s) or track.worst_ts or ts, "recheck")
+
+    def _change_point(self, since_s: float) -> Timestamp | None:
+        """Where to split if this re-read finds other text than the last read: the first frame of the
+        run, up to now, of frames since that read that show more of the current mask's glyphs than of
+        the last read's (the change the masks were too alike to call; picture detail passing by may
+        drag the lowest similarity elsewhere). None when no frame does."""
+        old, new = self._read_mask, self._mask
+        if old is None or new is None or not new.any():
+            return None
+        start: Timestamp | None = None
+        for sample in self._recent:
+            if sample.ts.seconds <= since_s:
+                continue
+            seen = cv2.dilate(sample.edges, _KERNEL3)
+            if overlap(new, seen) <= overlap(old, seen):
+                start = None
+            elif start is None:
+                start = sample.ts
+        return start
 
     def _read(self, ts: Timestamp, split_at: Timestamp, reason: str) -> Iterator[tuple]:
         seg = self._segment
         assert seg is not None
         self._track = _ReadTrack(last_read_s=ts.seconds)
         grown = grew(self._read_lines, self._lines)
-        self._read_lines = self._lines
+        self._read_lines, self._read_mask = self._lines, self._mask
         yield ("read", ReadRequest(seg, ts, split_at, reason, self._lines, grown))
 
     def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
