@@ -248,3 +248,14 @@ def test_a_change_the_masks_barely_see_is_split_where_it_happened(tmp_path: Path
     path, truth = _spec(tmp_path, "box_change.mp4", cues=cues, **spec)
     got, _ = run(path, rapid_engine)
     assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]
+
+
+def test_one_blank_frame_between_two_subtitles_is_a_gap(tmp_path: Path, rapid_engine: object) -> None:
+    # Subtitles one frame apart (a common minimum gap in subtitle files): the blank frame belongs to
+    # neither. The next subtitle used to start on it (the previous one's end), one frame early.
+    lines = ((0.4, 2.0, "今天天气很好"), (2.04, 3.6, "我们明天再见吧"), (3.6, 4.4, "We should go home now."))
+    cues = tuple(SynthCue(s, e, t) for s, e, t in lines) + (SynthCue(4.48, 5.6, "It's late, we should go home now."),)
+    for background in ("dark", "flat"):
+        path, truth = _spec(tmp_path, f"gap_{background}.mp4", cues=cues, fps=25, background=background, seed=9)
+        got, _ = run(path, rapid_engine)
+        assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]

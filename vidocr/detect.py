@@ -236,21 +236,48 @@ class BandChangeDetector:
         if pend.count < opts.confirm:
             return
         # A new band state has held long enough. A subtitle ends where it was first missing, whatever
-        # flickered after it; text that appears on an empty band starts where it first held.
+        # flickered after it, unless its glyphs were all still there when the new state began (its mask
+        # only flickered: it ends there). Text that appears on an empty band starts where its glyphs
+        # were first all there; text that follows text starts where the old text ended, or, when its
+        # own glyphs were not there yet then, where it began (the frames between are a blank gap).
         self._pending = None
-        boundary = self._left_at if seg.has_text and self._left_at is not None else pend.first
+        boundary = pend.first
+        gap: Timestamp | None = None
+        if seg.has_text and self._left_at is not None:
+            at_first = self._edges_at(pend.first, ts, edges)
+            if at_first is None or not self._glyphs_held(seg.mask, cv2.dilate(at_first, _KERNEL3)):
+                boundary = self._left_at
+                own = cv2.subtract(pend.mask, cv2.dilate(seg.mask, _KERNEL3))  # the new state's own pixels
+                if pend.lines and self._left_at.seconds < pend.first.seconds and not self._arrived(
+                    own, self._left_at, ts, edges
+                ):
+                    gap, boundary = self._left_at, pend.first
         if not seg.has_text and pend.lines:
             boundary = self._shown_since(boundary, pend.mask, seg.start)
         self._left_at = None
-        seg.end = boundary
+        seg.end = gap or boundary
         yield ("end", seg)
-        new = Segment(seg.index + 1, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
+        index = seg.index + 1
+        if gap is not None:
+            blank = Segment(index, gap, False, np.zeros_like(pend.mask), [], 0.0, end=boundary)
+            yield ("start", blank)
+            yield ("end", blank)
+            index += 1
+        new = Segment(index, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
         self._segment = new
         self._glyphs = self._carried_glyphs(new, edges) if new.has_text else None
         self._track = _ReadTrack()
         yield ("start", new)
         if new.has_text:
             yield from self._read(ts, boundary, "new")
+
+    def _arrived(self, glyphs: np.ndarray, when: Timestamp, ts: Timestamp, edges: np.ndarray) -> bool:
+        """At least half of ``glyphs`` (the new state's own pixels) are already in the frame at ``when``
+        (unknown frames count as arrived: no gap is made without evidence)."""
+        at = self._edges_at(when, ts, edges)
+        if at is None or np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
+            return True
+        return overlap(glyphs, cv2.dilate(at, _KERNEL3)) >= 0.5
 
     def _glyphs_held(self, mask: np.ndarray, seen: np.ndarray) -> bool:
         """Nearly every glyph pixel of the shown subtitle is still a bright pixel with a dark rim
@@ -261,6 +288,12 @@ class BandChangeDetector:
         if glyphs is None or np.count_nonzero(glyphs) < max(GLYPHS_MIN_PIXELS, 0.25 * np.count_nonzero(mask)):
             glyphs = mask
         return overlap(glyphs, seen) >= GLYPHS_HELD
+
+    def _edges_at(self, when: Timestamp, ts: Timestamp, edges: np.ndarray) -> np.ndarray | None:
+        """The edge mask of the frame at ``when`` (the current one, ``ts``, or a recent one)."""
+        if when == ts:
+            return edges
+        return next((sample.edges for sample in reversed(self._recent) if sample.ts == when), None)
 
     def _shown_since(self, first: Timestamp, glyphs: np.ndarray, floor: Timestamp) -> Timestamp:
         """The first frame of a run, ending just before ``first``, in which a subtitle that appears on an
