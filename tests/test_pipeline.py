@@ -259,3 +259,42 @@ def test_one_blank_frame_between_two_subtitles_is_a_gap(tmp_path: Path, rapid_en
         path, truth = _spec(tmp_path, f"gap_{background}.mp4", cues=cues, fps=25, background=background, seed=9)
         got, _ = run(path, rapid_engine)
         assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]
+
+
+SWEEP_940 = (
+    (1.23, 3.14, "我也不知道，过去看看就明白了"),
+    (3.34, 5.17, "It's late, we should go home now."),
+    (5.67, 6.24, "我也不知道，过去看看就明白了"),
+    (6.44, 6.9, "We should go home now."),
+    (6.9, 7.8, "欢迎你来这里\nWelcome, make yourself at home."),
+)
+SWEEP_705 = (
+    (0.93, 2.59, "We should go home now."),
+    (2.59, 3.69, "我们明天再见吧"),
+    (3.69, 5.44, "It's late, we should go home now."),
+    (5.44, 6.56, "欢迎你来这里\nWelcome, make yourself at home."),
+    (6.56, 7.8, "好的"),
+)
+
+
+@pytest.mark.parametrize(
+    ("seed", "position", "colour", "cut_every", "lines"),
+    [
+        # Picture detail joins the band a frame before the second subtitle ends: the band's state changed,
+        # but the subtitle's glyphs all stayed, so it ends where they went (it ended 1 frame early).
+        (940, "bottom", "white", None, SWEEP_940),
+        # "好的" replaces the two-line subtitle while picture detail joined to it hides its lines for 0.3 s:
+        # it starts on the frame the band emptied (it started 1 frame late, at first 15 frames late).
+        (705, "top", "yellow", 3.0, SWEEP_705),
+    ],
+)
+def test_style_sweep_boundaries(
+    tmp_path: Path, rapid_engine: object, seed: int, position: str, colour: str, cut_every: float | None, lines: tuple
+) -> None:
+    # Cases found by a randomised style sweep (854x480 at 50 fps over a photo), kept as they were found.
+    cues = tuple(SynthCue(s, e, t, position=position, colour=colour) for s, e, t in lines)
+    spec = {"fps": 50, "duration": 8.0, "seed": seed, "cut_every": cut_every}
+    path, truth = _spec(tmp_path, f"sweep_{seed}.mp4", cues=cues, **spec)
+    got, _ = run(path, rapid_engine)
+    want = [(normalize(t.text), t.start_ms, t.end_ms) for t in truth]
+    assert [(normalize(c.text), c.start_ms, c.end_ms) for c in got] == want

@@ -223,9 +223,10 @@ class BandChangeDetector:
                     self._glyphs = self._glyphs & seen
                 yield from self._maybe_recheck(ts, sim)
             return
-        if self._left_at is None:
+        if self._left_at is None and (seen is None or not self._glyphs_held(seg.mask, seen)):
             # The first frame that no longer shows this segment's state: where it ends, whatever
-            # flickers in between (picture detail coming and going) before a new state holds.
+            # flickers in between (picture detail coming and going) before a new state holds. A state
+            # that only added to a subtitle whose glyphs all stay has not ended it.
             self._left_at = self._refine_start(ts, seg.mask, mask)
         pend = self._pending
         if pend is not None and (similarity(pend.mask, mask) >= opts.same_threshold or not (lines or pend.lines)):
@@ -299,14 +300,14 @@ class BandChangeDetector:
         """The first frame of a run, ending just before ``first``, in which a subtitle that appears on an
         empty band was already all there: its glyph pixels in place (within a pixel), though not yet
         lines of text (picture detail touching them made other shapes). At most LOOKBACK_S back, and
-        after ``floor`` (the start of the empty segment)."""
+        from ``floor`` on (the start of the empty segment, which then ends up empty)."""
         if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
             return first
         start = first
         for sample in reversed(self._recent):
             if sample.ts.seconds >= first.seconds:
                 continue
-            if sample.ts.seconds <= floor.seconds or first.seconds - sample.ts.seconds > LOOKBACK_S:
+            if sample.ts.seconds < floor.seconds or first.seconds - sample.ts.seconds > LOOKBACK_S:
                 break
             if overlap(glyphs, cv2.dilate(sample.edges, _KERNEL3)) < GLYPHS_HELD:
                 break
