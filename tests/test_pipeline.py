@@ -298,3 +298,23 @@ def test_style_sweep_boundaries(
     got, _ = run(path, rapid_engine)
     want = [(normalize(t.text), t.start_ms, t.end_ms) for t in truth]
     assert [(normalize(c.text), c.start_ms, c.end_ms) for c in got] == want
+
+
+def test_a_second_line_below_the_band_is_read_whole(tmp_path: Path, rapid_engine: object) -> None:
+    # Found by the style sweep: a top zone learnt from one-line subtitles cuts the lower line of the one
+    # two-line subtitle at its descenders ("yourself" read "vourself"). A line cut by the band's bottom edge
+    # is read on into the frame below.
+    lines = (
+        (1.1, 1.64, "今天天气很好"),
+        (1.64, 2.18, "Wait, what did you just say?"),
+        (3.26, 4.53, "欢迎你来这里\nWelcome, make yourself at home."),
+        (4.53, 6.49, "今天天气很好"),
+        (6.49, 7.7, "We should go home now."),
+    )
+    cues = tuple(SynthCue(s, e, t, position="top", scale=1.3) for s, e, t in lines)
+    spec = {"fps": 60, "duration": 8.0, "seed": 622, "cut_every": 1.5, "background": "flat"}
+    path, truth = _spec(tmp_path, "two_lines_top.mp4", cues=cues, **spec)
+    got, stats = run(path, rapid_engine)
+    band = stats["zones"][0]["box"]
+    assert band[1] + band[3] < 140  # the band does end inside the two-line subtitle's lower line
+    assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]

@@ -312,7 +312,7 @@ def _stream(
                 zone.pending.append(_PendingSegment(payload))
             elif kind == "read" and frame is not None:
                 read_id += 1
-                crop = ocr_crop(zone.box, payload.lines, zone.scale)
+                crop = ocr_crop(zone.box, payload.lines, zone.scale, info.height)
                 offsets[read_id] = (zone, crop.x, crop.y)
                 zone.pending[-1].reads.append((read_id, payload))
                 worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(payload, crop))
@@ -367,16 +367,21 @@ def _stream(
     )
 
 
-def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float) -> Box:
+def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float, frame_height: int | None = None) -> Box:
     """The rows of the band to read: those of the text lines the mask found, with a line's height
     of margin, in band coordinates; always the full band width (words the mask missed at either end
-    of a line must still be read). OCR cost grows with the area it is given; the whole band when no
-    line is known."""
+    of a line must still be read). A line cut by the band's bottom edge goes on below it (the lower
+    line of a two-line subtitle centred where single lines were seen, descenders): then the margin
+    below reaches into the frame under the band (up to ``frame_height``). Not above: picture detail
+    cut by a bottom band's top edge is common, and reading it would add its text to the subtitle.
+    OCR cost grows with the area it is given; the whole band when no line is known."""
     if not lines:
         return Box(0, 0, box.w, box.h)
+    bottom = max(ln.y1 for ln in lines)
+    below = frame_height is not None and bottom >= round(box.h * scale) - 1
     height = max(ln.height for ln in lines) / scale
     y0 = max(0, int(min(ln.y0 for ln in lines) / scale - height))
-    y1 = min(box.h, int(max(ln.y1 for ln in lines) / scale + height + 1))
+    y1 = min(frame_height - box.y if below and frame_height else box.h, int(bottom / scale + height + 1))
     if y1 - y0 < 16:
         return Box(0, 0, box.w, box.h)
     return Box(0, y0, box.w, y1 - y0)
