@@ -211,7 +211,8 @@ class BandChangeDetector:
         assert seg is not None
         sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
         seen = cv2.dilate(edges, _KERNEL3) if seg.has_text else None
-        if sim < opts.same_threshold and seen is not None and not lines and self._glyphs_held(seg.mask, seen):
+        held = sim < opts.same_threshold and seen is not None and self._glyphs_held(seg.mask, seen)
+        if held and not lines:
             # The lines vanished but the glyphs did not: picture detail touching them made shapes that
             # are no text. Still this subtitle; a drift read checks it.
             sim = opts.same_threshold
@@ -223,7 +224,7 @@ class BandChangeDetector:
                     self._glyphs = self._glyphs & seen
                 yield from self._maybe_recheck(ts, sim)
             return
-        if self._left_at is None and (seen is None or not self._glyphs_held(seg.mask, seen)):
+        if self._left_at is None and not held:
             # The first frame that no longer shows this segment's state: where it ends, whatever
             # flickers in between (picture detail coming and going) before a new state holds. A state
             # that only added to a subtitle whose glyphs all stay has not ended it.
