@@ -2,8 +2,8 @@
 
 Input is the detector's segments, in order, each with the OCR results of its reads. Within a
 segment, reads that disagree mean the subtitle changed without the mask noticing: the segment is
-split at the read's ``split_ms`` (where the detector saw it change). Reads of one subtitle vote for its text (the read
-most similar to all others, weighted by confidence), so a single bad read loses. Consecutive
+split at the read's ``split_ms`` (where the detector saw it change). Reads of one subtitle vote for
+its text (the read most similar to all others, weighted by confidence), so a single bad read loses. Consecutive
 segments with no gap between them are joined when their text is the same (a cut or a transient
 occlusion split them); a blank segment between two identical lines keeps them apart, and a
 different line, even a near-identical one, starts a new cue.

@@ -25,15 +25,11 @@ from vidocr.errors import ConfigError, VidocrError
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import Region, find_zones, parse_roi, user_zones
-from vidocr.textmask import TextLine, analysis_image, analysis_scale, edge_mask
+from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask
 from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
 from vidocr.video import DecodedFrame, VideoSource
 
 log = logging.getLogger("vidocr")
-
-#: A new segment whose mask shares at least this much with the text segment before it is first
-#: re-read as that segment's text (cheap when it is the same subtitle, a wasted recognition when not).
-REREAD_SIMILARITY = SPLIT_SIMILARITY
 
 
 @dataclass(frozen=True)
@@ -229,8 +225,9 @@ class _Zone:
     def prior(self, request: ReadRequest, crop: Box) -> Prior | None:
         """The earlier read that this read probably repeats, for a cheap re-read (see OcrWorker):
         the segment's own last read for re-reads; for a new segment right after a text segment
-        whose mask it partly shares (a split caused by the picture behind a subtitle, or a
-        change), that segment's last read. None when the mask saw a line grow past the lines of that
+        whose mask it partly shares (at least SPLIT_SIMILARITY: a split caused by the picture behind a
+        subtitle, or a change), that segment's last read (cheap when it is the same subtitle, a wasted
+        recognition when not). None when the mask saw a line grow past the lines of that
         read: the recogniser would read the old words in the old boxes and miss the new ones. Otherwise
         only cost depends on it: a re-read that does not read back the same text is a full read."""
         if self.last_read is None or request.grown:
@@ -238,13 +235,13 @@ class _Zone:
         read_id, top, index = self.last_read
         seg = request.segment
         if request.reason == "new":
-            if index != seg.index - 1 or seg.prev_similarity < REREAD_SIMILARITY:
+            if index != seg.index - 1 or seg.prev_similarity < SPLIT_SIMILARITY:
                 return None
         elif request.reason == "first" or index != seg.index:
             return None
         return Prior(read_id, top - crop.y)
 
-    def edges(self, luma: np.ndarray, chroma: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    def edges(self, luma: np.ndarray, chroma: Chroma | None) -> np.ndarray:
         chroma = chroma if self.region.colour else None
         edges = edge_mask(analysis_image(luma, chroma, self.box, self.scale), 1.0)
         for y0, y1, x0, x1 in self._static_px:
@@ -378,10 +375,12 @@ def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float, frame_height: in
     if not lines:
         return Box(0, 0, box.w, box.h)
     bottom = max(ln.y1 for ln in lines)
-    below = frame_height is not None and bottom >= round(box.h * scale) - 1
+    limit = box.h
+    if frame_height is not None and bottom >= round(box.h * scale) - 1:
+        limit = frame_height - box.y
     height = max(ln.height for ln in lines) / scale
     y0 = max(0, int(min(ln.y0 for ln in lines) / scale - height))
-    y1 = min(frame_height - box.y if below and frame_height else box.h, int(bottom / scale + height + 1))
+    y1 = min(limit, int(bottom / scale + height + 1))
     if y1 - y0 < 16:
         return Box(0, 0, box.w, box.h)
     return Box(0, y0, box.w, y1 - y0)

@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
-from vidocr.textmask import TextLine, analysis_image, analysis_scale, edge_mask, text_lines
+from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
 from vidocr.types import Box
 from vidocr.video import VideoSource
 
@@ -45,7 +45,7 @@ class Region:
     #: Boxes (frame pixels) of text that stayed put through the sampled frames: logos, watermarks,
     #: burned-in clocks. Masked out of change detection; OCR lines inside them are dropped.
     static: tuple[Box, ...] = ()
-    #: Masks are made from colour brightness, max(R, G, B), instead of luma (see :func:`prefers_colour`).
+    #: Masks are made from colour brightness, max(R, G, B), instead of luma (see ``_survey``).
     colour: bool = False
 
 
@@ -469,9 +469,6 @@ def _strongest_run(votes: np.ndarray, line_h: int) -> tuple[int, int]:
 #: MIN_KEYFRAMES distinct frames.
 SEEK_MIN_SPAN_S = 15.0
 MIN_KEYFRAMES = 12
-
-
-Chroma = tuple[np.ndarray, np.ndarray]
 
 
 def _pair(luma: np.ndarray, chroma: Chroma | None, scale: float) -> tuple[np.ndarray, Chroma | None]:

@@ -50,9 +50,12 @@ def _colour_lift() -> np.ndarray:
 
 _LIFT = _colour_lift()
 
+#: A frame's U and V planes (see ``DecodedFrame.chroma``).
+Chroma = tuple[np.ndarray, np.ndarray]
+
 
 def analysis_image(
-    luma: np.ndarray, chroma: tuple[np.ndarray, np.ndarray] | None, box: Box | None, scale: float
+    luma: np.ndarray, chroma: Chroma | None, box: Box | None, scale: float
 ) -> np.ndarray:
     """The image text masks are made from: ``box`` of the frame (all of it when None) scaled by
     ``scale``, each pixel as bright as its strongest colour channel (luma alone when the frame has
