@@ -141,3 +141,14 @@ def test_light_modules_import_without_torch_or_vllm() -> None:
 def test_vllm_engine_without_vllm_names_the_extra() -> None:
     with pytest.raises(EngineUnavailable, match=r"pip install 'vidocr\[vllm\]'"):
         load_engine_class("hunyuan-vllm")
+
+
+def test_profiles_are_package_data() -> None:
+    """Profiles live inside the package (an installed wheel has them), in one copy."""
+    import vidocr
+
+    package = Path(vidocr.__file__).parent
+    names = sorted(p.name for p in (package / "profiles").glob("*.yaml"))
+    assert names == ["hunyuanocr-1.0.yaml", "hunyuanocr-1.5.yaml"]
+    assert find_profile("hunyuanocr-1.5").parent == package / "profiles"
+    assert not (package.parent / "configs" / "models").exists()

@@ -57,7 +57,7 @@ def _add_extract_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--translate", metavar="LANG", help="also translate to LANG (engines that can: hunyuan-*, openai)")
     p.add_argument("--bilingual", action="store_true", help="with --translate: original and translation in one cue")
     p.add_argument("--model", help="model directory (hunyuan-* engines) or model name (openai)")
-    p.add_argument("--profile", help="model profile name from configs/models (hunyuan-* engines)")
+    p.add_argument("--profile", help="model profile (hunyuan-* engines): hunyuanocr-1.0, hunyuanocr-1.5 or a YAML file")
     p.add_argument("--server", action="append", help="OpenAI-compatible base URL (repeatable; openai engine)")
     p.add_argument("--engine-opt", action="append", metavar="KEY=VALUE", help="engine-specific setting (repeatable)")
     p.add_argument("--skip-existing", action="store_true", help="skip videos whose outputs all exist")

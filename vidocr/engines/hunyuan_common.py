@@ -1,8 +1,8 @@
 """What every HunyuanOCR engine shares: model profiles, prompts, image preparation.
 
 Pure Python + numpy/PIL: importable without torch or vllm. Output parsing lives in :mod:`vidocr.engines.vlm_output`.
-A profile (``configs/models/<name>.yaml``) names the model (local directory, hub id and pinned revision), its
-prompt set, engine sizes and sampling; engine options override single fields.
+A profile (``vidocr/profiles/<name>.yaml``, package data) names the model (local directory, hub id and pinned
+revision), its prompt set, engine sizes and sampling; engine options override single fields.
 """
 
 from __future__ import annotations
@@ -28,11 +28,8 @@ SYSTEM_END = "<｜hy_place▁holder▁no▁3｜>"
 IMAGE_SPAN = "<｜hy_place▁holder▁no▁100｜><｜hy_place▁holder▁no▁102｜><｜hy_place▁holder▁no▁101｜>"
 
 DEFAULT_PROFILE = "hunyuanocr-1.0"
-# The repository's configs/models (source checkouts, editable installs), then profiles shipped as package data.
-PROFILE_DIRS = (
-    Path(__file__).resolve().parents[2] / "configs" / "models",
-    Path(__file__).resolve().parents[1] / "data" / "models",
-)
+# Profiles ship inside the package (package data), so an installed wheel finds them as a source checkout does.
+PROFILE_DIRS = (Path(__file__).resolve().parents[1] / "profiles",)
 # Images smaller than this on either side carry no readable text; they are answered without asking the model.
 MIN_SIDE = 8
 
@@ -48,7 +45,7 @@ class Sampling:
 
 @dataclass(frozen=True)
 class ModelProfile:
-    """One model + prompt set + engine sizes; see configs/models/*.yaml for the documented fields."""
+    """One model + prompt set + engine sizes; see vidocr/profiles/*.yaml for the documented fields."""
 
     name: str
     model: str | None = None
