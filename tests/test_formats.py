@@ -118,3 +118,103 @@ def test_atomic_write_never_leaves_a_partial_file(tmp_path: Path, monkeypatch: p
         write_text_atomic(target, "new content")
     assert target.read_text() == "old complete file"
     assert os.listdir(tmp_path) == ["out.srt"]  # no temp file left behind
+
+
+# --- positions, encodings, modes, all-or-none ------------------------------------------------------------------
+
+ZONED = [
+    Cue(1000, 2000, "地铁站", 0.9, zone="top"),
+    Cue(1000, 2500, "bottom line", 0.9),
+    Cue(3000, 4000, "note", 0.9, zone="top2"),
+]
+
+
+def test_top_zone_cues_are_positioned_in_srt_and_vtt_bottom_ones_unchanged() -> None:
+    srt = get_writer("srt").render(ZONED, INFO)
+    assert srt == (
+        "1\n00:00:01,000 --> 00:00:02,000\n{\\an8}地铁站\n\n"
+        "2\n00:00:01,000 --> 00:00:02,500\nbottom line\n\n"
+        "3\n00:00:03,000 --> 00:00:04,000\n{\\an8}note\n\n"
+    )
+    vtt = get_writer("vtt").render(ZONED, INFO)
+    assert vtt == (
+        "WEBVTT\n\n"
+        "1\n00:00:01.000 --> 00:00:02.000 line:0\n地铁站\n\n"
+        "2\n00:00:01.000 --> 00:00:02.500\nbottom line\n\n"
+        "3\n00:00:03.000 --> 00:00:04.000 line:0\nnote\n"
+    )
+    parsed = webvtt.from_buffer(io.StringIO(vtt))
+    assert [c.text for c in parsed] == ["地铁站", "bottom line", "note"]
+    assert "{\\an8}" in get_writer("ass").render(ZONED, INFO)
+
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt"])
+def test_ffmpeg_reads_positioned_cues(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / f"x.{fmt}"
+    path.write_text(get_writer(fmt).render(ZONED, INFO), encoding="utf-8")
+    with av.open(str(path)) as container:
+        stream = container.streams.subtitles[0]
+        packets = [p for p in container.demux(stream) if p.pts is not None]
+    assert len(packets) == 3
+
+
+def test_vidocr_srt_imported_as_a_sidecar_loses_the_position_override(tmp_path: Path) -> None:
+    from vidocr.index.sidecars import read_sidecar
+
+    path = tmp_path / "x.srt"
+    path.write_text(get_writer("srt").render(ZONED, INFO), encoding="utf-8")
+    assert [text for _, _, text in read_sidecar(path)] == ["地铁站", "bottom line", "note"]
+
+
+def test_json_is_utf8_not_escaped(tmp_path: Path) -> None:
+    (path,) = write_outputs(CUES, INFO, tmp_path, "movie", ["json"])
+    raw = path.read_bytes()
+    assert "你听我说".encode() in raw and b"\\u" not in raw
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_new_outputs_honour_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    old = os.umask(umask)
+    try:
+        paths = write_outputs(CUES, INFO, tmp_path, "movie", ["srt", "vtt"])
+    finally:
+        os.umask(old)
+    assert [oct(p.stat().st_mode & 0o777) for p in paths] == [oct(mode)] * 2
+
+
+def test_a_replaced_output_keeps_its_mode(tmp_path: Path) -> None:
+    target = tmp_path / "movie.srt"
+    target.write_text("old")
+    target.chmod(0o664)
+    old = os.umask(0o077)
+    try:
+        write_text_atomic(target, "new")
+    finally:
+        os.umask(old)
+    assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o664
+
+
+def test_several_formats_are_written_all_or_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for ext in ("srt", "vtt", "json"):
+        (tmp_path / f"movie.{ext}").write_text(f"old {ext}")
+    real_fsync, calls = os.fsync, []
+
+    def fsync_fails_on_the_third_file(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_fails_on_the_third_file)
+    with pytest.raises(OutputError, match="No space left"):
+        write_outputs(CUES, INFO, tmp_path, "movie", ["srt", "vtt", "json"])
+    assert sorted(os.listdir(tmp_path)) == ["movie.json", "movie.srt", "movie.vtt"]  # no temp file left
+    assert [(tmp_path / f"movie.{e}").read_text() for e in ("srt", "vtt", "json")] == ["old srt", "old vtt", "old json"]
+    monkeypatch.undo()
+    # A folder where one output should go is found before anything is replaced.
+    (tmp_path / "movie.json").unlink()
+    (tmp_path / "movie.json").mkdir()
+    with pytest.raises(OutputError, match="a folder has that name"):
+        write_outputs(CUES, INFO, tmp_path, "movie", ["srt", "vtt", "json"])
+    assert (tmp_path / "movie.srt").read_text() == "old srt" and (tmp_path / "movie.vtt").read_text() == "old vtt"
+    assert sorted(os.listdir(tmp_path)) == ["movie.json", "movie.srt", "movie.vtt"]

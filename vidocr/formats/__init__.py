@@ -1,7 +1,7 @@
 """Subtitle writers behind a small registry, and the function that writes a video's outputs.
 
 Each writer renders cues to a string; :func:`write_outputs` writes every requested format
-atomically as ``<output-dir>/<stem>.<ext>`` (translations as ``<stem>.<lang>.<ext>``).
+atomically as ``<output-dir>/<stem>.<ext>`` (translations as ``<stem>.<lang>.<ext>``), all or none.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from vidocr.atomic import write_text_atomic
+from vidocr.atomic import write_texts_atomic
 from vidocr.errors import ConfigError
 from vidocr.types import Cue, VideoInfo
 
@@ -78,7 +78,7 @@ def write_outputs(
     translate_to: str | None = None,
     bilingual_cues: bool = False,
 ) -> list[Path]:
-    """Render and atomically write every format; returns the paths written."""
+    """Render every format, then write them all or none (see :func:`write_texts_atomic`); returns the paths."""
     out_dir = Path(output_dir)
     # Zones are separate cues; every format lists them in time order.
     cues = sorted(cues, key=lambda c: (c.start_ms, c.end_ms))
@@ -90,5 +90,12 @@ def write_outputs(
         for suffix, track in tracks
         for name in formats
     ]
-    # Render everything first so a writer failure leaves no partial set of files.
-    return [write_text_atomic(path, text) for path, text in rendered]
+    # Everything is rendered before anything is written, and written before anything is replaced: a failure
+    # leaves the previous set of files as it was, never a mix of old and new formats.
+    return write_texts_atomic(rendered)
+
+
+def zone_position(cue: Cue) -> str | None:
+    """Where a cue's zone sits when it is not the default bottom: "top" or "middle" (zones ``top``, ``top2``...)."""
+    name = cue.zone.rstrip("0123456789")
+    return name if name in ("top", "middle") else None

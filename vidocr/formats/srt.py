@@ -1,4 +1,5 @@
-"""SubRip (.srt) via pysrt."""
+"""SubRip (.srt) via pysrt. Cues of a top zone start with ``{\\an8}`` (middle: ``{\\an5}``), the ASS override that
+mpv, VLC, FFmpeg and most players honour in SRT, so a sign at the top is not drawn over the dialogue."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from collections.abc import Sequence
 
 import pysrt
 
+from vidocr.formats import zone_position
 from vidocr.types import Cue, VideoInfo
+
+_ALIGN = {"top": "{\\an8}", "middle": "{\\an5}"}
 
 
 class SrtWriter:
@@ -21,7 +25,7 @@ class SrtWriter:
                     index=i,
                     start=pysrt.SubRipTime(milliseconds=cue.start_ms),
                     end=pysrt.SubRipTime(milliseconds=cue.end_ms),
-                    text=cue.text.replace("\n\n", "\n"),
+                    text=_ALIGN.get(zone_position(cue) or "", "") + cue.text.replace("\n\n", "\n"),
                 )
             )
         buf = io.StringIO()

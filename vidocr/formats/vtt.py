@@ -1,9 +1,11 @@
-"""WebVTT (.vtt)."""
+"""WebVTT (.vtt). Cues of a top zone carry the cue setting ``line:0`` (the first line of the video), middle ones
+``line:50%,center``; bottom cues keep the default place."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vidocr.formats import zone_position
 from vidocr.types import Cue, VideoInfo
 
 
@@ -12,6 +14,9 @@ def vtt_time(ms: int) -> str:
     minutes, rest = divmod(rest, 60_000)
     seconds, millis = divmod(rest, 1000)
     return f"{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}"
+
+
+_SETTINGS = {"top": " line:0", "middle": " line:50%,center"}
 
 
 def _escape(text: str) -> str:
@@ -26,5 +31,6 @@ class VttWriter:
     def render(self, cues: Sequence[Cue], info: VideoInfo) -> str:
         parts = ["WEBVTT", ""]
         for i, cue in enumerate(cues, start=1):
-            parts += [str(i), f"{vtt_time(cue.start_ms)} --> {vtt_time(cue.end_ms)}", _escape(cue.text), ""]
+            settings = _SETTINGS.get(zone_position(cue) or "", "")
+            parts += [str(i), f"{vtt_time(cue.start_ms)} --> {vtt_time(cue.end_ms)}{settings}", _escape(cue.text), ""]
         return "\n".join(parts)

@@ -21,7 +21,8 @@ from vidocr.errors import InputError
 SIDECAR_EXTENSIONS = (".srt", ".vtt", ".ass", ".ssa")
 _LANG = re.compile(r"^[a-z]{2,3}([-_][a-z0-9]{2,8})*$", re.IGNORECASE)
 _VTT_TIME = re.compile(r"^\s*((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})\s+-->\s+((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})")
-_TAG = re.compile(r"<[^>]*>")
+# HTML-like tags, and ASS overrides that SRT files carry for position ({\an8}: top).
+_TAG = re.compile(r"<[^>]*>|\{\\[^}]*\}")
 _ASS_OVERRIDE = re.compile(r"\{[^}]*\}")
 
 Cues = list[tuple[int, int, str]]
