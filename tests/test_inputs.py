@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 
 import av
 import numpy as np
 import pytest
+from hostile_media import CONTAINERS, convert, with_preview
 
 from vidocr.errors import InputError, VidocrError
 from vidocr.pipeline import ExtractOptions, extract
@@ -149,3 +151,118 @@ def test_file_with_a_destroyed_header_is_a_clear_error(tmp_path: Path, small_vid
     with pytest.raises(InputError) as info:
         extract(path, ExtractOptions())
     assert str(path) in str(info.value)
+
+
+# --- hostile media (issue 13) ---------------------------------------------------------------------------------
+
+
+def _bit_flips(data: bytes, seed: int, count: int = 100) -> bytes:
+    buf = bytearray(data)
+    rng = random.Random(seed)
+    for _ in range(count):
+        i = rng.randrange(len(buf))
+        buf[i] ^= 1 << rng.randrange(8)
+    return bytes(buf)
+
+
+@pytest.mark.parametrize("seed", [25, 26])
+def test_corrupt_mpegts_is_decoded_as_far_as_it_goes_never_a_pyav_exception(
+    tmp_path: Path, samples: Path, seed: int
+) -> None:
+    # These flips make a damaged table announce a new stream: PyAV's demuxer raised IndexError at the end.
+    path = tmp_path / "flipped.ts"
+    path.write_bytes(_bit_flips((samples / "vfr_offset.ts").read_bytes(), seed))
+    with VideoSource(path) as src:
+        times = [f.ts.pts for f in src.frames()]
+    assert len(times) > 150 and times == sorted(set(times))
+
+
+def test_a_corrupt_file_does_not_stop_the_rest_of_a_folder(tmp_path: Path, samples: Path, small_video: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from vidocr.cli import main
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a_flipped.ts").write_bytes(_bit_flips((samples / "vfr_offset.ts").read_bytes(), 25))
+    (folder / "b_garbage.mkv").write_bytes(_bit_flips(small_video.read_bytes()[:3000], 1, 500))
+    shutil.copy(small_video, folder / "c_good.mp4")
+    code = main(["extract", str(folder), "-o", str(tmp_path / "out"), "-q", "--zones", "bottom"])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and code in (0, 1)
+    assert "你好世界" in (tmp_path / "out" / "c_good.srt").read_text()
+    for line in err.splitlines():
+        assert line.startswith("error: ") and str(folder) in line
+
+
+def _recording(path: Path, text: str, seed: int) -> Path:
+    render_video(SynthSpec(width=640, height=360, duration=3.0, container="ts", start_offset=1.4, seed=seed,
+                           background="dark", cues=(SynthCue(0.6, 2.4, text),)), path)
+    return path
+
+
+def test_restarting_mpegts_timestamps_keep_a_monotonic_clock(tmp_path: Path, rapid_engine: object,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    # Two recordings concatenated (DVB, cameras): the second one's timestamps start again at 1.4 s.
+    first, second = _recording(tmp_path / "a.ts", "第一段录像", 1), _recording(tmp_path / "b.ts", "第二段录像", 2)
+    path = tmp_path / "joined.ts"
+    path.write_bytes(first.read_bytes() + second.read_bytes())
+    with VideoSource(path) as src:
+        times = [f.ts.ms for f in src.frames()]
+        assert src.discontinuities == 1
+    assert len(times) == 150  # every frame of both (75 each); all were dropped after the restart before
+    assert times == sorted(set(times)) and times[75] == 3000  # one frame step after the first recording's last
+    assert any("timestamps restart" in r.getMessage() for r in caplog.records)
+    cues, info = extract(path, ExtractOptions(zones="bottom"), engine=rapid_engine)  # type: ignore[arg-type]
+    got = [(c.start_ms, c.end_ms, c.text) for c in cues]
+    assert got == [(600, 2400, "第一段录像"), (3600, 5400, "第二段录像")]
+    assert info.stats["timestamp_discontinuities"] == 1
+
+
+def test_a_damaged_timestamp_is_not_a_restart(tmp_path: Path, small_video: Path) -> None:
+    # One frame whose time is 20 s off in an MPEG-TS, then the clock as before: no lasting jump.
+    broken = tmp_path / "glitch.ts"
+    with av.open(str(small_video)) as inp, av.open(str(broken), "w", format="mpegts") as out:
+        ins = inp.streams.video[0]
+        ost = out.add_stream_from_template(ins)
+        for n, packet in enumerate(p for p in inp.demux(ins) if p.dts is not None):
+            if n == 40:
+                packet.pts += 20 * int(1 / ins.time_base)
+            packet.stream = ost
+            out.mux(packet)
+    with VideoSource(broken) as src:
+        times = [f.ts.ms for f in src.frames()]
+        assert src.discontinuities == 0
+    assert times == sorted(set(times)) and len(times) >= 73 and times[-1] < 3000
+
+
+def test_the_main_video_stream_is_read_not_a_preview_or_a_cover(tmp_path: Path, small_video: Path,
+                                                                rapid_engine: object) -> None:
+    preview = with_preview(small_video, tmp_path / "preview.mkv")
+    with VideoSource(preview) as src:
+        assert (src.info.width, src.info.height) == (640, 360)
+    with VideoSource(preview, stream=0) as src:
+        assert (src.info.width, src.info.height) == (160, 90)
+    with pytest.raises(InputError, match="no video stream 7 \\(video streams: 0, 1\\)"):
+        VideoSource(preview, stream=7)
+    cues, info = extract(preview, ExtractOptions(), engine=rapid_engine)  # type: ignore[arg-type]
+    assert [c.text for c in cues] == ["你好世界"] and info.width == 640
+    cover = with_preview(small_video, tmp_path / "cover.mp4", cover=True)
+    with VideoSource(cover) as src:
+        assert (src.info.width, src.info.height) == (640, 360)
+
+
+@pytest.mark.parametrize("container", ["faststart", "mkv", "ts"])
+def test_a_truncated_streamable_file_says_it_ended_early(tmp_path: Path, samples: Path, container: str,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    whole = convert(samples / "zh.mp4", tmp_path / f"whole{CONTAINERS[container][0]}", container)
+    cut = tmp_path / f"cut{whole.suffix}"
+    data = whole.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    with VideoSource(whole) as src:
+        assert sum(1 for _ in src.frames()) == 300
+        assert src.info.stats["ended_early"] is False
+    assert not caplog.records
+    with VideoSource(cut) as src:
+        count = sum(1 for _ in src.frames())
+        assert 100 < count < 200 and src.ended_early and src.info.stats["ended_early"] is True
+    assert any("ended early" in r.getMessage() and str(cut) in r.getMessage() for r in caplog.records)

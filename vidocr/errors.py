@@ -6,6 +6,35 @@ exactly one line. Errors are plain picklable objects: they cross process boundar
 
 from __future__ import annotations
 
+import os
+
+
+def display_path(path: str | os.PathLike[str] | bytes) -> str:
+    """A file name as it can be shown on one line of a terminal or log: as it is when it is printable text,
+    else in quotes with escapes: bytes that are not UTF-8 (kept by Python as surrogates) as ``\\xNN``, control
+    characters (a newline in a name) as ``\\n``, ``\\x1b``... Any name the file system allows prints, and
+    no name can split an error line in two."""
+    text = os.fsdecode(path)
+    if text.isprintable():
+        return text
+    parts = []
+    for ch in text:
+        code = ord(ch)
+        if ch.isprintable():
+            parts.append("\\\\" if ch == "\\" else ch)
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            parts.append(f"\\x{code - 0xDC00:02x}")
+        else:
+            parts.append(ch.encode("unicode_escape").decode("ascii"))
+    return "'" + "".join(parts) + "'"
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and other control characters escaped: one line, whatever it quotes."""
+    return text if text.isprintable() else "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii") for ch in text
+    )
+
 
 class VidocrError(Exception):
     """Base of every error vidocr raises on purpose."""
@@ -18,7 +47,8 @@ class VidocrError(Exception):
         self.path = path
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}" if self.path else self.reason
+        reason = one_line(self.reason)
+        return f"{display_path(self.path)}: {reason}" if self.path else reason
 
     def __reduce__(self) -> tuple[type, tuple[str, str | None]]:
         return (type(self), (self.reason, self.path))
@@ -57,6 +87,6 @@ class EngineUnavailable(EngineError):
 
 
 class IndexError_(VidocrError):  # noqa: N801 - avoid shadowing the builtin IndexError
-    """The search index could not be opened or written."""
+    """The search index could not be opened, read or written (damaged, full disk, read-only)."""
 
     exit_code = 5

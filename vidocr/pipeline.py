@@ -44,6 +44,7 @@ class ExtractOptions:
     keep_static: keep text that stays put (logos, watermarks, clocks); by default it never becomes a cue.
     start, end: seconds on the video's own clock (0 = first frame); cue times stay on that clock.
     queue_size: band crops that may wait for OCR before decoding pauses (bounds memory).
+    stream: index of the video stream to read (ffprobe's ``Stream #0:N``); default: the main one.
     """
 
     engine: str = "rapidocr"
@@ -58,6 +59,7 @@ class ExtractOptions:
     detect: DetectOptions = field(default_factory=DetectOptions)
     merge: MergeOptions = field(default_factory=MergeOptions)
     queue_size: int = 64
+    stream: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ def extract(
     """
     options = options or ExtractOptions()
     check_task(options.engine if engine is None else engine.name, options.task, options.translate_to)
-    source = VideoSource(path)
+    source = VideoSource(path, options.stream)
     own_engine: BackgroundEngine | None = None
     try:
         info = source.info

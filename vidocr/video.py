@@ -9,8 +9,11 @@ go to OCR.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import stat
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -21,7 +24,7 @@ import av
 import cv2
 import numpy as np
 
-from vidocr.errors import DecodeError, InputError
+from vidocr.errors import DecodeError, InputError, VidocrError
 from vidocr.types import Box, Timestamp, VideoInfo
 
 log = logging.getLogger("vidocr")
@@ -30,6 +33,17 @@ log = logging.getLogger("vidocr")
 _Y8_FORMATS = {"yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21", "gray", "yuv411p"}
 # ...of which these store U and V as 8-bit planes of their own (any subsampling).
 _UV8_FORMATS = {"yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "yuv411p"}
+# Containers whose timestamps may restart or jump (MPEG-TS: concatenated recordings, DVB), as FFmpeg flags them.
+_AVFMT_TS_DISCONT = 0x0200
+# A frame this far before the previous one is a timestamp restart, not a stray frame out of order...
+_JUMP_BACK_S = 0.5
+# ...and, in containers with discontinuous timestamps, a gap this much longer than one frame is a jump.
+_JUMP_FORWARD_S = 5.0
+# A jump whose file clock comes back to where it was within this many frames was one damaged timestamp.
+_GLITCH_FRAMES = 8
+# Sources open now, by absolute path: a second source on the same file (the zone finder's own decoder)
+# reads the same stream and leaves the warnings to the first.
+_OPEN: weakref.WeakValueDictionary[str, VideoSource] = weakref.WeakValueDictionary()
 
 
 @dataclass
@@ -113,18 +127,54 @@ def _rotate(img: np.ndarray, rotation: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _StreamFacts:
+    index: int
     start_pts: int | None
     time_base: Fraction
+    expected_end_s: float | None  # the video's end by the container's own account, relative to its first frame
 
 
 class VideoSource:
-    """An opened video file. Use as a context manager; iterate with :meth:`frames`."""
+    """An opened video file. Use as a context manager; iterate with :meth:`frames`.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``stream``: the index of the video stream to read, as FFmpeg numbers a file's streams (ffprobe's
+    ``Stream #0:N``); default: the main one (the largest picture, the default one among equals, never a
+    cover picture). Any failure of FFmpeg while opening, probing or demuxing is an :class:`InputError`
+    naming the file, or broken packets counted in :attr:`corrupt_frames`: never an exception of PyAV's.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], stream: int | None = None) -> None:
         self.path = Path(path)
+        self.corrupt_frames = 0
+        #: Times the timestamps restarted or jumped (concatenated recordings); see :meth:`frames`.
+        self.discontinuities = 0
+        #: Set when decoding ended well before the end the container announces (a truncated file).
+        self.ended_early = False
+        self._facts: _StreamFacts
+        key = os.fspath(self.path.absolute())
+        first = _OPEN.get(key)
+        self._quiet = first is not None
+        if stream is None and first is not None:
+            stream = first._facts.index
         self._check_file()
+        self._container = self._open()
         try:
-            self._container = av.open(str(self.path), mode="r", metadata_errors="ignore")
+            self.info = self._probe(stream)
+        except VidocrError:
+            self._container.close()
+            raise
+        except Exception as exc:  # noqa: BLE001 - PyAV raises many kinds on hostile input: one line instead
+            self._container.close()
+            raise InputError(f"unreadable video ({_why(exc)})", str(self.path)) from None
+        except BaseException:
+            self._container.close()
+            raise
+        self.corrupt_frames = 0
+        if first is None:
+            _OPEN[key] = self
+
+    def _open(self) -> Any:
+        try:
+            return av.open(str(self.path), mode="r", metadata_errors="ignore")
         except av.error.FileNotFoundError:
             raise InputError("file not found", str(self.path)) from None
         except av.error.PermissionError:
@@ -133,38 +183,37 @@ class VideoSource:
             raise InputError("not a video file (unrecognised or truncated data)", str(self.path)) from None
         except av.error.FFmpegError as exc:
             raise InputError(f"cannot open: {exc.strerror or exc}", str(self.path)) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot open: {exc}", str(self.path)) from None
-        self.corrupt_frames = 0
-        try:
-            self.info = self._probe()
-        except BaseException:
-            self._container.close()
-            raise
-        self.corrupt_frames = 0
+        except Exception as exc:  # noqa: BLE001 - OSError, UnicodeError, and whatever else a hostile file provokes
+            raise InputError(f"cannot open: {_why(exc)}", str(self.path)) from None
 
     def _check_file(self) -> None:
         p = self.path
-        if not p.exists():
-            raise InputError("file not found", str(p))
-        if p.is_dir():
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            raise InputError("broken symbolic link" if p.is_symlink() else "file not found", str(p)) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError("symbolic link loop", str(p)) from None
+            raise InputError(f"cannot open: {exc.strerror or exc}", str(p)) from None
+        except ValueError as exc:  # an embedded NUL
+            raise InputError(f"bad file name ({exc})", str(p)) from None
+        if stat.S_ISDIR(st.st_mode):
             raise InputError("is a folder, not a video file", str(p))
         if not os.access(p, os.R_OK):
             raise InputError("permission denied", str(p))
-        if p.stat().st_size == 0:
+        if st.st_size == 0:
             raise InputError("file is empty (0 bytes)", str(p))
 
-    def _probe(self) -> VideoInfo:
-        if not self._container.streams.video:
-            kind = "audio-only file" if self._container.streams.audio else "no video stream"
-            raise InputError(kind, str(self.path))
-        stream = self._container.streams.video[0]
+    def _probe(self, wanted: int | None) -> VideoInfo:
+        stream = _pick_stream(self._container, wanted, str(self.path))
         ctx = stream.codec_context
         if ctx is None or not ctx.name:
             raise DecodeError("unsupported video codec", str(self.path))
         stream.thread_type = "AUTO"
+        index = stream.index
         first = self._first_frame(stream)
-        stream = self._container.streams.video[0]  # the container was reopened
+        stream = self._container.streams[index]  # the container was reopened
         ctx = stream.codec_context
         width, height = ctx.width or first.width, ctx.height or first.height
         if not width or not height:
@@ -173,7 +222,6 @@ class VideoSource:
         if rotation % 180:
             width, height = height, width
         time_base = Fraction(stream.time_base) if stream.time_base else Fraction(1, 90000)
-        self._facts = _StreamFacts(stream.start_time, time_base)
         duration = None
         if stream.duration is not None:
             duration = float(stream.duration * time_base)
@@ -182,6 +230,7 @@ class VideoSource:
         rate = stream.average_rate or stream.guessed_rate
         fps = float(rate) if rate else None
         start_s = float(stream.start_time * time_base) if stream.start_time is not None else 0.0
+        self._facts = _StreamFacts(index, stream.start_time, time_base, self._expected_end(stream, start_s))
         frames = stream.frames or (round(duration * fps) if duration and fps else None)
         return VideoInfo(
             path=str(self.path),
@@ -195,6 +244,16 @@ class VideoSource:
             frame_count_estimate=frames,
         )
 
+    def _expected_end(self, stream: Any, start_s: float) -> float | None:
+        """Where the video should end (relative seconds) by the container's header: the stream's own duration,
+        else the container's, measured from the container's start."""
+        if stream.duration:
+            return float(stream.duration * Fraction(stream.time_base))
+        if self._container.duration:
+            container_start = (self._container.start_time or 0) / av.time_base
+            return self._container.duration / av.time_base - max(0.0, start_s - container_start)
+        return None
+
     def _first_frame(self, stream: Any) -> av.VideoFrame:
         """Decode one frame to prove the stream is decodable (and read its rotation)."""
         try:
@@ -203,7 +262,7 @@ class VideoSource:
         finally:
             # Frames are decoded again from the start by a fresh container in frames().
             self._container.close()
-            self._container = av.open(str(self.path), mode="r", metadata_errors="ignore")
+            self._container = self._open()
         raise DecodeError(
             f"no decodable video frames (codec {stream.codec_context.name}, {self.corrupt_frames} broken packets)",
             str(self.path),
@@ -217,6 +276,9 @@ class VideoSource:
 
     def close(self) -> None:
         self._container.close()
+        key = os.fspath(self.path.absolute())
+        if _OPEN.get(key) is self:
+            del _OPEN[key]
 
     def frames(self, start: float | None = None, end: float | None = None) -> Iterator[DecodedFrame]:
         """Decode frames in presentation order, timestamps relative to the first frame.
@@ -224,8 +286,16 @@ class VideoSource:
         ``start``/``end`` are seconds on that same relative clock; frames before ``start`` are
         decoded but not yielded (after a keyframe seek), decoding stops at ``end``.
         Corrupt packets are skipped and counted in :attr:`corrupt_frames`.
+
+        The clock is monotonic, as players keep it: where the timestamps restart (a frame more than
+        0.5 s before the previous one: two recordings concatenated) or, in MPEG-TS, jump ahead by more than
+        5 s past one frame's step, the clock goes on one frame step after the previous frame and later
+        frames keep that offset (:attr:`discontinuities` counts them, with a warning). A frame at or a
+        little before the previous one's time is a duplicate and is dropped. When the iteration runs to the
+        end of the file and stops well short of the end the container announces, :attr:`ended_early`
+        is set (with a warning). Both are also put in ``info.stats``.
         """
-        stream = self._container.streams.video[0]
+        stream = self._container.streams[self._facts.index]
         stream.thread_type = "AUTO"
         tb = self._facts.time_base
         origin = self._facts.start_pts
@@ -233,29 +303,87 @@ class VideoSource:
             target = int(start / tb) + (origin or 0)
             try:
                 self._container.seek(target, stream=stream, backward=True, any_frame=False)
-            except av.error.FFmpegError:
-                log.debug("seek failed in %s; decoding from the start", self.path)
+            except Exception as exc:  # noqa: BLE001 - a failed seek only costs time
+                log.debug("seek failed in %s (%s); decoding from the start", self.path, exc)
+        step = _frame_step(stream, tb)
+        back_limit = _JUMP_BACK_S / tb
+        forward_limit = _JUMP_FORWARD_S / tb if self._container.format.flags & _AVFMT_TS_DISCONT else None
         index = 0
+        offset = 0  # added to the file's timestamps after a discontinuity
+        undo: tuple[int, int, int] | None = None  # (raw pts and offset before the last jump, frame index it ends)
+        last_raw: int | None = None
         last_pts: int | None = None
+        finished = True
+        decoded = 0
         for frame in self._decode(stream):
-            pts = frame.pts if frame.pts is not None else frame.dts
-            if pts is None:
+            decoded += 1
+            raw = frame.pts if frame.pts is not None else frame.dts
+            if raw is None:
                 # No timestamp at all: continue the clock from the previous frame's duration.
-                pts = (last_pts or 0) + (frame.duration or _frame_step(stream, tb))
+                raw = (last_raw or 0) + (frame.duration or step)
+            if undo is not None and undo[0] < raw <= undo[0] + _GLITCH_FRAMES * step:
+                # Back on the clock the last jump left a few frames ago: that was one damaged timestamp, not
+                # a restart. Undo its offset (the frames in between keep their times; duplicates are dropped).
+                offset, undo = undo[1], None
+                self.discontinuities -= 1
+            pts = raw + offset
             if origin is None:
                 origin = pts
-            if last_pts is not None and pts <= last_pts:
-                continue  # duplicated or out-of-order timestamp: keep timestamps strictly increasing
-            last_pts = pts
+            if last_pts is not None:
+                expected = last_pts + step
+                if pts < last_pts - back_limit or (forward_limit is not None and pts > expected + forward_limit):
+                    self.discontinuities += 1
+                    undo = (last_raw, offset, decoded + _GLITCH_FRAMES) if last_raw is not None else None
+                    offset += expected - pts
+                    pts = expected
+                elif pts <= last_pts:
+                    continue  # duplicated or out-of-order timestamp: keep timestamps strictly increasing
+            if undo is not None and decoded >= undo[2]:
+                undo = None
+            last_raw, last_pts = raw, pts
             rel = Timestamp(pts - origin, tb)
             if start is not None and rel.seconds < start - 1e-9:
                 continue
             if end is not None and rel.seconds >= end:
+                finished = False
                 break
             yield DecodedFrame(rel, index, frame, self.info.rotation)
             index += 1
         if index == 0 and self.corrupt_frames and start is None:
             raise DecodeError(f"no decodable frames ({self.corrupt_frames} corrupt)", str(self.path))
+        decoded_end = (last_pts - origin + step) * tb if last_pts is not None and origin is not None else None
+        self._report(finished and decoded_end is not None, float(decoded_end or 0), end)
+
+    def _report(self, finished: bool, decoded_end: float, end: float | None) -> None:
+        """Say (once per file: not from a second source on it) what the decoding found out about the file."""
+        stats = self.info.stats
+        stats["timestamp_discontinuities"] = self.discontinuities
+        expected = self._facts.expected_end_s
+        if end is not None and expected is not None:
+            expected = min(expected, end)
+        short = finished and expected is not None and expected - decoded_end > max(1.0, 0.05 * expected)
+        if finished and self._cut_mid_packet():
+            short = True
+        self.ended_early = short
+        stats["ended_early"] = short
+        level = logging.DEBUG if self._quiet else logging.WARNING
+        if self.discontinuities:
+            log.log(level, "%s: timestamps restart or jump %d time(s) (concatenated recordings?); cue times go on "
+                    "across them, as players show them", _shown(self.path), self.discontinuities)
+        if short:
+            told = f" of {expected:.1f} s" if expected is not None and expected > decoded_end else ""
+            log.log(level, "%s: the file ended early (truncated?): decoded %.1f s%s; the subtitles cover that part",
+                    _shown(self.path), decoded_end, told)
+
+    def _cut_mid_packet(self) -> bool:
+        """An MPEG-TS file whose size is not a whole number of its fixed-size packets was cut off."""
+        if self._container.format.name != "mpegts":
+            return False
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return False
+        return size % 188 != 0 and size % 192 != 0 and size % 204 != 0
 
     def keyframes_near(self, times: list[float]) -> Iterator[DecodedFrame]:
         """For each time (relative seconds), the first frame decodable after seeking there.
@@ -265,8 +393,8 @@ class VideoSource:
         """
         stream_tb = self._facts.time_base
         origin = self._facts.start_pts or 0
-        with av.open(str(self.path), mode="r", metadata_errors="ignore") as container:
-            stream = container.streams.video[0]
+        with self._open() as container:
+            stream = container.streams[self._facts.index]
             # One picture per seek: frame threading would decode several packets before the first
             # frame comes out.
             stream.thread_type = "SLICE"
@@ -287,12 +415,12 @@ class VideoSource:
                             pts = frame.pts if frame.pts is not None else origin
                             yield DecodedFrame(Timestamp(pts - origin, stream_tb), i, frame, self.info.rotation)
                             break
-                except av.error.FFmpegError as exc:
+                except Exception as exc:  # noqa: BLE001 - a seek that fails on a damaged file only gives fewer samples
                     log.debug("%s: seek to %.1fs failed: %s", self.path, t, exc)
 
     def frame_step(self) -> Timestamp:
         """Nominal duration of one frame (used to close the last cue)."""
-        stream = self._container.streams.video[0]
+        stream = self._container.streams[self._facts.index]
         return Timestamp(_frame_step(stream, self._facts.time_base), self._facts.time_base)
 
     def _decode(self, stream: Any) -> Iterator[av.VideoFrame]:
@@ -305,12 +433,63 @@ class VideoSource:
             except av.error.FFmpegError as exc:
                 # A broken container structure: what was decoded so far stands.
                 self.corrupt_frames += 1
-                log.warning("%s: demuxing stopped early: %s", self.path, exc)
+                log.warning("%s: demuxing stopped early: %s", _shown(self.path), _why(exc))
+                break
+            except Exception as exc:  # noqa: BLE001 - e.g. IndexError: a damaged MPEG-TS table made up a stream
+                self.corrupt_frames += 1
+                log.debug("%s: demuxing stopped: %s", self.path, _why(exc))
+                yield from self._drain(stream)
                 break
             try:
                 yield from packet.decode()
             except av.error.FFmpegError:
                 self.corrupt_frames += 1
+            except Exception as exc:  # noqa: BLE001 - PyAV on a hostile packet: count it, go on
+                self.corrupt_frames += 1
+                log.debug("%s: packet skipped: %s", self.path, _why(exc))
+
+    def _drain(self, stream: Any) -> Iterator[av.VideoFrame]:
+        """The frames the decoder still holds, when the demuxer stopped before its flush packet."""
+        try:
+            yield from stream.codec_context.decode(None)
+        except Exception as exc:  # noqa: BLE001 - already flushed, or nothing to give
+            log.debug("%s: decoder flush: %s", self.path, _why(exc))
+
+
+def _pick_stream(container: Any, wanted: int | None, path: str) -> Any:
+    """The video stream to read: ``wanted`` (a stream index), or the main one (see :class:`VideoSource`)."""
+    videos = list(container.streams.video)
+    if wanted is not None:
+        match = next((s for s in videos if s.index == wanted), None)
+        if match is None:
+            have = ", ".join(str(s.index) for s in videos) or "none"
+            raise InputError(f"no video stream {wanted} (video streams: {have})", path)
+        return match
+    if not videos:
+        kind = "audio-only file" if container.streams.audio else "no video stream"
+        raise InputError(kind, path)
+    pictures = [s for s in videos if not s.disposition & av.stream.Disposition.attached_pic]
+    if not pictures:
+        raise InputError("no video stream (only a cover picture)", path)
+
+    def rank(s: Any) -> tuple[int, bool, int]:
+        ctx = s.codec_context
+        area = (ctx.width or 0) * (ctx.height or 0) if ctx is not None else 0
+        return area, bool(s.disposition & av.stream.Disposition.default), -s.index
+
+    return max(pictures, key=rank)
+
+
+def _why(exc: BaseException) -> str:
+    """An exception as a short reason on one line."""
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())[:200]
+
+
+def _shown(path: Path) -> str:
+    from vidocr.errors import display_path
+
+    return display_path(str(path))
 
 
 def _frame_step(stream: Any, tb: Fraction) -> int:
