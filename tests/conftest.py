@@ -44,3 +44,10 @@ def no_unexpected_errors(caplog: pytest.LogCaptureFixture, request: pytest.Fixtu
         return
     errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR and r.name.startswith("vidocr")]
     assert not errors, f"unexpected error logs: {[r.getMessage() for r in errors]}"
+
+
+@pytest.fixture(autouse=True)
+def private_default_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands without --db use $VIDOCR_DB or the XDG data dir: point both away from the user's real index."""
+    monkeypatch.delenv("VIDOCR_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))

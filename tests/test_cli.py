@@ -103,7 +103,9 @@ def test_unwritable_output_dir_fails_cleanly(samples: Path, tmp_path: Path, caps
     blocker = tmp_path / "file"
     blocker.write_text("a file where a folder should be")
     code, _, err = run_cli(["extract", str(samples / "short_cue.mp4"), "-o", str(blocker / "sub"), "-q"], capsys)
-    assert code == 1 and "cannot write output" in err and "Traceback" not in err
+    # Found before any video is decoded: exit 3 (output), one line.
+    assert code == 3 and "cannot create the output folder" in err and "Traceback" not in err
+    assert err.strip().count("\n") == 0
 
 
 def test_existing_output_untouched_when_extraction_fails(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -348,10 +348,12 @@ def test_jobs_command_lists_filters_and_retries(tmp_path: Path, capsys: pytest.C
 
 def test_watch_refuses_bad_arguments_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["watch", str(tmp_path / "missing"), "--db", str(tmp_path / "x.sqlite")]) == 2
-    assert main(["watch", str(tmp_path), "--once"]) == 2
+    assert main(["watch", str(tmp_path), "--once", "--bilingual"]) == 2
     assert main(["watch", str(tmp_path), "--jobs-db", str(tmp_path / "q"), "--engine", "nope"]) == 2
+    assert main(["watch", str(tmp_path), "--once", "--roi", "0,0,0,0", "-o", "-"]) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
-    assert len(errors) == 3 and "no such folder" in errors[0] and "--jobs-db" in errors[1]
+    assert len(errors) == 4 and "no such folder" in errors[0] and "--translate" in errors[1]
+    assert "unknown engine" in errors[2] and "--roi" in errors[3]
 
 
 def test_example_config_and_systemd_unit_agree(tmp_path: Path) -> None:

@@ -1,11 +1,19 @@
-"""The ``vidocr`` command line: a thin layer over :func:`vidocr.extract` (and the index/daemon APIs)."""
+"""The ``vidocr`` command line: a thin layer over :func:`vidocr.extract` (and the index/daemon APIs).
+
+One option layer for every command that extracts: :func:`add_extract_options` declares the extract options once
+(``extract``, ``index build`` and ``watch`` call it) and :func:`extract_options_from_args` turns them into
+:class:`~vidocr.pipeline.ExtractOptions`, checking every value before any work. One output rule
+(:func:`plan_outputs`) and one exit-code table (:data:`EXIT_CODES`, printed by every ``--help``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import math
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -14,66 +22,139 @@ from pathlib import Path
 from typing import Any
 
 from vidocr import __version__
-from vidocr.errors import ConfigError, VidocrError
+from vidocr.errors import ConfigError, OutputError, VidocrError
 
 log = logging.getLogger("vidocr")
 
+#: The exit codes of every command (README "Exit codes" and the ``--help`` epilogs print this table).
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (0, "success (a video without subtitles, or skipped, counts as done)"),
+    (1, "some items failed (videos of extract / index build, jobs of watch --once); the others were done"),
+    (2, "usage error: bad option, value or config file, nothing to do, or options that fit none of the videos"),
+    (3, "the output folder or file cannot be created or written (checked before any work)"),
+    (4, "the OCR engine is not installed or cannot be set up (missing extra, model profile)"),
+    (5, "the search index cannot be opened, read or written"),
+    (130, "interrupted (Ctrl-C)"),
+    (141, "stdout was closed (output piped into head and the like)"),
+)
+
+SUBTITLE_EXTENSIONS = (".srt", ".vtt", ".json", ".ass")
+#: Engines that read a model profile (prompts, languages) and can translate.
+PROFILE_ENGINES = frozenset({"hunyuan-vllm", "hunyuan-transformers", "openai"})
+#: Upper limits of values that are certainly typos (a 16K frame is 15360 pixels wide; 10^7 s is 115 days).
+MAX_PIXELS = 100_000
+MAX_SECONDS = 1e7
+_LANG = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")
+
+
+def exit_codes_epilog() -> str:
+    return "exit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in EXIT_CODES)
+
 
 def parse_time(text: str | float | int | None) -> float | None:
-    """Seconds from ``12.5``, ``1:02.5`` or ``01:02:03.250``."""
+    """Seconds from ``12.5``, ``1:02.5`` or ``01:02:03.250`` (finite, 0 to 10^7)."""
     if text is None or text == "":
         return None
+    bad = f"bad time {text!r}: use seconds or [HH:]MM:SS[.mmm]"
+    if isinstance(text, bool):
+        raise ConfigError(bad)
     if isinstance(text, (int, float)):
-        return float(text)
-    try:
-        parts = [float(p) for p in str(text).split(":")]
-    except ValueError:
-        raise ConfigError(f"bad time {text!r}: use seconds or [HH:]MM:SS[.mmm]") from None
-    if len(parts) > 3 or any(p < 0 for p in parts):
-        raise ConfigError(f"bad time {text!r}: use seconds or [HH:]MM:SS[.mmm]")
-    seconds = 0.0
-    for part in parts:
-        seconds = seconds * 60 + part
+        seconds = float(text)
+    else:
+        try:
+            parts = [float(p) for p in str(text).split(":")]
+        except ValueError:
+            raise ConfigError(bad) from None
+        if len(parts) > 3 or any(not p >= 0 for p in parts):
+            raise ConfigError(bad)
+        seconds = 0.0
+        for part in parts:
+            seconds = seconds * 60 + part
+    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_SECONDS):
+        raise ConfigError(f"bad time {text!r}: a number of seconds from 0 to {MAX_SECONDS:.0e}")
     return seconds
 
 
-def _add_extract_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output-dir", help="folder for the outputs (default: beside each video)")
-    p.add_argument("-f", "--format", default="srt", help="output formats, comma-separated: srt,vtt,json,ass")
-    p.add_argument("--engine", default="rapidocr", help="OCR engine (default: rapidocr, the embedded CPU engine)")
-    p.add_argument("--roi", help="one subtitle band x,y,w,h in pixels or fractions (overrides --zones)")
-    p.add_argument("--zones", default="auto",
-                   help="auto (every subtitle zone), bottom (one band, the classic result), top, top,bottom, "
-                        "or boxes x,y,w,h;x,y,w,h")
-    p.add_argument("--keep-static", action="store_true", help="keep static text (logos, watermarks) as cues")
-    p.add_argument("--start", help="start time (seconds or [HH:]MM:SS[.mmm])")
-    p.add_argument("--end", help="end time (seconds or [HH:]MM:SS[.mmm])")
-    p.add_argument("--sample-fps", type=float, help="frames per second that drive change decisions (default: all)")
-    p.add_argument("--recheck", type=float, help="re-read a stable subtitle at most this often, seconds (2.0)")
-    p.add_argument("--no-scene-cuts", action="store_true", help="do not re-read subtitles after shot cuts")
-    p.add_argument("--workers", type=int, help="OCR processes / concurrent requests (default: CPU cores)")
-    p.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
-    p.add_argument("--task", choices=["subtitle", "text"], default="subtitle", help="what the engine reads")
-    p.add_argument("--translate", metavar="LANG", help="also translate to LANG (engines that can: hunyuan-*, openai)")
-    p.add_argument("--bilingual", action="store_true", help="with --translate: original and translation in one cue")
-    p.add_argument("--model", help="model directory (hunyuan-* engines) or model name (openai)")
-    p.add_argument("--profile", help="model profile (hunyuan-* engines): hunyuanocr-1.0, hunyuanocr-1.5 or a YAML file")
-    p.add_argument("--server", action="append", help="OpenAI-compatible base URL (repeatable; openai engine)")
-    p.add_argument("--engine-opt", action="append", metavar="KEY=VALUE", help="engine-specific setting (repeatable)")
-    p.add_argument("--skip-existing", action="store_true", help="skip videos whose outputs all exist")
-    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+class _Accumulate(argparse._AppendAction):
+    """``-f srt -f vtt`` (and ``-f srt,vtt``) accumulate; a value from a config file is replaced, not extended,
+    by the first one on the command line."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        current = getattr(namespace, self.dest, None)
+        items = [] if current is None or current is self.default else list(current)
+        items.append(values)
+        setattr(namespace, self.dest, items)
+
+
+def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> None:
+    """Every extract option, declared once: ``extract``, ``index build`` and ``watch`` take them all the same way.
+    ``outputs``: also the options about subtitle files (``index build`` writes none)."""
+    from vidocr.engines import engine_names
+
+    g = p.add_argument_group("extraction")
+    g.add_argument("--engine", default="rapidocr",
+                   help=f"OCR engine: {', '.join(engine_names())} (default: rapidocr, the embedded CPU engine; "
+                        "the others need extras or a server)")
+    g.add_argument("--roi", help="one subtitle band x,y,w,h in pixels or fractions (overrides --zones)")
+    g.add_argument("--zones", default="auto",
+                   help="auto (every subtitle zone, default), bottom (one band, the classic result), top, "
+                        "top,bottom, or boxes x,y,w,h;x,y,w,h")
+    g.add_argument("--keep-static", action="store_true", help="keep static text (logos, watermarks) as cues")
+    g.add_argument("--start", help="start time (seconds or [HH:]MM:SS[.mmm])")
+    g.add_argument("--end", help="end time (seconds or [HH:]MM:SS[.mmm])")
+    g.add_argument("--sample-fps", type=float,
+                   help="frames per second that drive change decisions, 0.1-1000 (default: every frame)")
+    g.add_argument("--recheck", type=float, help="re-read a stable subtitle at most this often, seconds (2.0)")
+    g.add_argument("--no-scene-cuts", action="store_true", help="do not re-read subtitles after shot cuts")
+    g.add_argument("--workers", type=int,
+                   help="OCR threads (rapidocr) or concurrent server requests (default: CPU cores)")
+    g.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
+    g.add_argument("--task", choices=["subtitle", "text"], default="subtitle", help="what the engine reads")
+    g.add_argument("--translate", metavar="LANG", help="also translate to LANG (engines that can: hunyuan-*, openai)")
+    g.add_argument("--model", help="model directory (hunyuan-* engines) or model name (openai)")
+    g.add_argument("--profile", help="model profile (hunyuan-* engines): hunyuanocr-1.0, hunyuanocr-1.5 or a YAML file")
+    g.add_argument("--server", action=_Accumulate, help="OpenAI-compatible base URL (repeatable; openai engine)")
+    g.add_argument("--engine-opt", action=_Accumulate, metavar="KEY=VALUE",
+                   help="engine-specific setting (repeatable)")
+    if not outputs:
+        return
+    o = p.add_argument_group("outputs")
+    o.add_argument("-o", "--output-dir", metavar="OUT",
+                   help="folder for the outputs (default: beside each video); with one video, a file name "
+                        "ending in .srt/.vtt/.json/.ass (format from it), or - for stdout")
+    o.add_argument("-f", "--format", action=_Accumulate,
+                   help="output format: srt (default), vtt, json, ass; repeat or comma-separate for several")
+    o.add_argument("--bilingual", action="store_true", help="with --translate: original and translation in one cue")
+    o.add_argument("--skip-existing", action="store_true", help="skip videos whose outputs all exist")
+
+
+EXTRACT_EPILOG = """\
+examples:
+  vidocr extract film.mkv                          film.srt beside the video
+  vidocr extract film.mkv -o subs/film.vtt         that one file (format from the extension)
+  vidocr extract film.mkv -o - -f vtt | less       one format to stdout
+  vidocr extract ~/Videos -o subs -f srt -f json   every video under ~/Videos (recursive), two formats each
+  vidocr extract film.mkv --zones top,bottom --start 1:00 --end 2:30 -v
+  vidocr extract film.mkv --engine hunyuan-vllm --model ~/models/HunyuanOCR --translate en --bilingual
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vidocr", description="Extract burned-in subtitles from videos.")
+    parser = argparse.ArgumentParser(prog="vidocr", description="Extract burned-in subtitles from videos.",
+                                     epilog=exit_codes_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"vidocr {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    ext = sub.add_parser("extract", help="extract subtitles from video files and folders")
+    ext = sub.add_parser(
+        "extract", help="extract subtitles from video files and folders",
+        description="Extract burned-in subtitles from videos into subtitle files (default: SRT beside each video).",
+        epilog=EXTRACT_EPILOG + "\n" + exit_codes_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ext.add_argument("paths", nargs="+", metavar="PATH", help="video files, folders (recursive) or globs")
     ext.add_argument("--config", help="YAML file with option defaults (keys: long option names)")
     ext.add_argument("-q", "--quiet", action="store_true", help="no progress bar or per-file lines")
-    ext.add_argument("-v", "--verbose", action="store_true", help="log details")
-    _add_extract_options(ext)
+    ext.add_argument("-v", "--verbose", action="store_true", help="log details; per video: zones, frames, reads")
+    ext.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    add_extract_options(ext)
     _add_optional_commands(sub)
     return parser
 
@@ -94,35 +175,55 @@ def _add_optional_commands(sub: Any) -> None:
         add_watch_parsers(sub)
 
 
+#: The config file section each command reads (besides the top-level keys).
+_SECTIONS = {"extract": "extract", "index": "index", "search": "search", "watch": "watch", "jobs": "watch"}
+#: Commands that read another command's section for a few keys only (where that command's queue or index is).
+_BORROWED = {("jobs",): {"db", "jobs_db"}, ("index", "status"): {"db"}}
+
+
 def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str], command: str) -> None:
     """Load ``--config`` (if given) as defaults of the (sub)command named in ``argv``, so explicit
-    options still win. The file's section named after the top command applies (``extract:``...)."""
+    options still win. Top-level keys apply to every command that has the option; the file's section named
+    after the top command (``extract:``, ``index:``, ``search:``, ``watch:``) applies to that command."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(argv)
     if not known.config:
         return
-    from vidocr.config import load_config
+    from vidocr.config import coerce_options, load_config_parts
 
-    values = load_config(known.config, "watch" if command == "jobs" else command)
-    sub = _leaf_parser(parser, argv)
-    valid = {a.dest for a in sub._actions}
-    if command == "jobs":  # the daemon's config says where its queue is; its other keys are the daemon's
-        values = {k: v for k, v in values.items() if k in {"db", "jobs_db"}}
-    unknown = sorted(set(values) - valid)
-    if unknown:
-        raise ConfigError(f"unknown option(s) in config: {', '.join(unknown)}", known.config)
-    if isinstance(values.get("format"), list):
-        values["format"] = ",".join(values["format"])
-    for name in ("server", "engine_opt"):
-        if isinstance(values.get(name), str):
-            values[name] = [values[name]]
-    sub.set_defaults(**values)
+    top, section = load_config_parts(known.config, _SECTIONS.get(command, command))
+    sub, path = _leaf_parser(parser, argv)
+    actions = {a.dest: a for a in sub._actions if a.dest not in ("help", "config", "version")}
+    stray = sorted(set(top) - _all_dests(parser))
+    if stray:
+        raise ConfigError(f"unknown option(s) in config: {', '.join(stray)}", known.config)
+    values = {k: v for k, v in top.items() if k in actions}
+    borrowed = _BORROWED.get(tuple(path))
+    if borrowed is not None:
+        values.update({k: v for k, v in section.items() if k in borrowed})
+    else:
+        unknown = sorted(set(section) - set(actions))
+        if unknown:
+            raise ConfigError(f"unknown option(s) in config: {', '.join(unknown)}", known.config)
+        values.update(section)
+    sub.set_defaults(**coerce_options(values, actions, known.config))
 
 
-def _leaf_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
-    """The parser of the deepest subcommand named in ``argv`` (``index build`` -> its parser)."""
-    current = parser
+def _all_dests(parser: argparse.ArgumentParser) -> set[str]:
+    dests: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                dests |= _all_dests(child)
+        else:
+            dests.add(action.dest)
+    return dests
+
+
+def _leaf_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[argparse.ArgumentParser, list[str]]:
+    """The parser of the deepest subcommand named in ``argv`` (``index build`` -> its parser) and its path."""
+    current, path = parser, []
     for token in argv:
         if token.startswith("-"):
             continue
@@ -130,20 +231,72 @@ def _leaf_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argpar
         if not subs or token not in subs[0].choices:
             break
         current = subs[0].choices[token]
-    return current
+        path.append(token)
+    return current, path
+
+
+def _number(option: str, value: Any, low: float, high: float, kind: type = float) -> Any:
+    """``value`` as ``kind`` within [low, high], else one clear line (NaN, inf and 1e300 included)."""
+    try:
+        number = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError(f"{option} must be a number from {low:g} to {high:g}, got {value!r}") from None
+    if not (math.isfinite(number) and low <= number <= high):
+        raise ConfigError(f"{option} must be a number from {low:g} to {high:g}, got {value!r}")
+    return number
+
+
+def check_box(spec: str, option: str) -> None:
+    """A region ``x,y,w,h`` in pixels (w, h >= 8) or fractions of the frame (all <= 1 with a decimal point):
+    four finite non-negative numbers with a width and height, checked before any video is opened (the frame
+    size check comes with each video)."""
+    parts = [p.strip() for p in spec.split(",")]
+    usage = f"{option} must be x,y,w,h (pixels, or fractions like 0,0.8,1,0.2), got {spec!r}"
+    if len(parts) != 4:
+        raise ConfigError(usage)
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ConfigError(usage) from None
+    if not all(math.isfinite(v) and 0 <= v <= MAX_PIXELS for v in values):
+        raise ConfigError(f"{option} values must be finite numbers from 0 to {MAX_PIXELS}, got {spec!r}")
+    fractional = all(v <= 1.0 for v in values) and any("." in p for p in parts)
+    x, y, w, h = values
+    if fractional and (w <= 0 or h <= 0 or x >= 1 or y >= 1):
+        raise ConfigError(f"{option} {spec!r} has no area inside the frame (fractions: x, y < 1; w, h > 0)")
+    if not fractional and (w < 8 or h < 8):
+        raise ConfigError(f"{option} {spec!r} is too small: width and height of at least 8 pixels")
+
+
+def check_zones(spec: str) -> str:
+    from vidocr.region import ZONE_MODES
+
+    mode = spec.strip().lower()
+    if mode in ZONE_MODES:
+        return mode
+    if not any(ch.isdigit() for ch in mode):
+        raise ConfigError(f"--zones must be one of {', '.join(ZONE_MODES)} or boxes x,y,w,h;x,y,w,h, got {spec!r}")
+    boxes = [part for part in mode.split(";") if part.strip()]
+    if not boxes:
+        raise ConfigError(f"--zones has no box: {spec!r}")
+    for box in boxes:
+        check_box(box, "--zones")
+    return mode
 
 
 def extract_options_from_args(args: argparse.Namespace) -> Any:
-    """ExtractOptions from parsed CLI/config values (shared with the daemon)."""
+    """ExtractOptions from parsed CLI/config values, every value checked here, once, before any video is opened
+    (used by extract, index build and watch)."""
     from vidocr.detect import DetectOptions
-    from vidocr.engines import EngineOptions
-    from vidocr.pipeline import ExtractOptions
+    from vidocr.engines import EngineOptions, load_engine_class
+    from vidocr.pipeline import ExtractOptions, check_task
     from vidocr.types import Task
 
+    engine = str(getattr(args, "engine", None) or "rapidocr")
     extra: dict[str, Any] = {}
     for item in getattr(args, "engine_opt", None) or []:
         key, sep, value = str(item).partition("=")
-        if not sep or not key:
+        if not sep or not key.strip():
             raise ConfigError(f"--engine-opt needs KEY=VALUE, got {item!r}")
         extra[key.strip()] = value.strip()
     for name in ("model", "profile"):
@@ -152,31 +305,123 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
     if getattr(args, "server", None):
         extra["base_urls"] = list(args.server)
     translate = getattr(args, "translate", None)
-    task = Task.TRANSLATE if translate else Task(getattr(args, "task", "subtitle") or "subtitle")
+    if translate is not None and not _LANG.match(str(translate)):
+        raise ConfigError(f"--translate needs a language code like en, zh or pt-BR, got {translate!r}")
+    if getattr(args, "bilingual", False) and not translate:
+        raise ConfigError("--bilingual puts a translation under each cue: it needs --translate LANG")
+    task = Task.TRANSLATE if translate else Task(getattr(args, "task", None) or "subtitle")
     detect_kwargs: dict[str, Any] = {}
-    if getattr(args, "sample_fps", None):
-        detect_kwargs["sample_fps"] = float(args.sample_fps)
-    if getattr(args, "recheck", None):
-        detect_kwargs["recheck_s"] = float(args.recheck)
+    if getattr(args, "sample_fps", None) is not None:
+        detect_kwargs["sample_fps"] = _number("--sample-fps", args.sample_fps, 0.1, 1000)
+    if getattr(args, "recheck", None) is not None:
+        detect_kwargs["recheck_s"] = _number("--recheck", args.recheck, 0.1, 86400)
     if getattr(args, "no_scene_cuts", False):
         detect_kwargs["scene_cuts"] = False
+    workers = _number("--workers", getattr(args, "workers", None) or 0, 0, 1024, int)
+    batch_size = _number("--batch-size", getattr(args, "batch_size", None) or 0, 0, 4096, int)
     start, end = parse_time(getattr(args, "start", None)), parse_time(getattr(args, "end", None))
     if start is not None and end is not None and end <= start:
-        raise ConfigError("--end must be after --start")
+        raise ConfigError(f"--end ({end:g} s) must be after --start ({start:g} s)")
+    roi = getattr(args, "roi", None)
+    if roi is not None:
+        check_box(str(roi).replace(";", ","), "--roi")
+    zones = check_zones(str(getattr(args, "zones", None) or "auto"))
+    check_task(engine, task, translate)
+    load_engine_class(engine)  # a missing extra is one line now (exit 4), not every video's failure
+    if engine in PROFILE_ENGINES:
+        from vidocr.engines.hunyuan_common import load_profile, question_for
+
+        profile = load_profile(extra.get("profile"), extra)
+        question_for(profile, task, translate)  # an unknown profile or language is refused now
     return ExtractOptions(
-        engine=args.engine,
-        engine_options=EngineOptions(
-            workers=int(args.workers or 0), batch_size=int(args.batch_size or 0), translate_to=translate, extra=extra
-        ),
+        engine=engine,
+        engine_options=EngineOptions(workers=workers, batch_size=batch_size, translate_to=translate, extra=extra),
         task=task,
         translate_to=translate,
-        roi=args.roi,
-        zones=str(getattr(args, "zones", None) or "auto"),
+        roi=roi,
+        zones=zones,
         keep_static=bool(getattr(args, "keep_static", False)),
         start=start,
         end=end,
         detect=DetectOptions(**detect_kwargs),
     )
+
+
+def parse_format_args(value: str | Sequence[str] | None) -> list[str]:
+    """``-f`` values (repeated and/or comma-separated; a config list or string) -> format names (default srt)."""
+    from vidocr.formats import parse_formats
+
+    if value is None:
+        return ["srt"]
+    items = [value] if isinstance(value, str) else list(value)
+    return parse_formats([name for item in items for name in str(item).split(",")])
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    """Where a run's subtitles go: beside each video, a folder, one named file, or stdout (``-o -``)."""
+
+    formats: list[str]
+    folder: Path | None = None
+    file: Path | None = None
+    stdout: bool = False
+
+    def target(self, video: Path) -> tuple[Path, str]:
+        """(folder, stem) of ``video``'s outputs: ``<folder>/<stem>.<ext>``."""
+        from vidocr.discover import output_stem
+
+        if self.file is not None:
+            return self.file.parent, self.file.name[: -len(self.file.suffix)]
+        return (self.folder or video.parent), output_stem(video)
+
+
+def plan_outputs(args: argparse.Namespace, videos: Sequence[Path]) -> OutputPlan:
+    """The one output-path rule, applied before any video is decoded."""
+    explicit = getattr(args, "format", None) is not None
+    formats = parse_format_args(getattr(args, "format", None))
+    out = getattr(args, "output_dir", None)
+    if out is None or out == "":
+        return OutputPlan(formats)
+    out = str(out)
+    if out == "-":
+        if len(videos) != 1:
+            raise ConfigError(f"-o - writes one video's subtitles to stdout; {len(videos)} videos given")
+        if len(formats) != 1:
+            raise ConfigError(f"-o - writes one format to stdout; {len(formats)} given ({','.join(formats)})")
+        if getattr(args, "translate", None) and not getattr(args, "bilingual", False):
+            raise ConfigError("-o - writes one track to stdout: add --bilingual to have the translation in it")
+        if getattr(args, "json", False):
+            raise ConfigError("-o - writes the subtitles to stdout: --json cannot print there too")
+        return OutputPlan(formats, stdout=True)
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if path.is_dir():
+        return OutputPlan(formats, folder=path)
+    if suffix in SUBTITLE_EXTENSIONS:
+        if len(videos) != 1:
+            raise ConfigError(f"-o {out} names one subtitle file, but {len(videos)} videos were found: "
+                              "give a folder")
+        fmt = suffix[1:]
+        if explicit and formats != [fmt]:
+            raise ConfigError(f"-o {out} is a .{fmt} file; -f asks for {','.join(formats)}")
+        _check_writable(path.parent)
+        return OutputPlan([fmt], file=path)
+    if path.exists():
+        raise ConfigError(f"-o {out} is a file, not a folder (a single video's file must end in "
+                          f"{'/'.join(SUBTITLE_EXTENSIONS)})")
+    _check_writable(path)
+    return OutputPlan(formats, folder=path)
+
+
+def _check_writable(folder: Path) -> None:
+    """Refuse, before any work, an output folder that cannot be created or written."""
+    probe = folder.absolute()
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise OutputError(f"cannot create the output folder: {probe} is a file", str(folder))
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write output: permission denied in {probe}", str(folder))
 
 
 @dataclass
@@ -188,74 +433,63 @@ class FileResult:
     error: str | None = None
     seconds: float = 0.0
     stats: dict[str, Any] = field(default_factory=dict)
+    usage_error: bool = False  # the options do not fit this video (a --roi outside its frame...)
 
 
 def run_extract(args: argparse.Namespace) -> int:
     from vidocr.discover import iter_videos
     from vidocr.engines import BackgroundEngine
-    from vidocr.formats import parse_formats
 
-    formats = parse_formats(args.format)
+    parse_format_args(getattr(args, "format", None))  # a bad -f is refused before the folders are walked
     options = extract_options_from_args(args)
-    from vidocr.pipeline import check_task
-
-    check_task(options.engine, options.task, options.translate_to)
     videos = list(iter_videos(args.paths))
     if not videos:
         raise ConfigError(f"no video files found in: {' '.join(args.paths)}")
+    plan = plan_outputs(args, videos)
     results: list[FileResult] = []
     claimed: dict[Path, Path] = {}
     started = time.monotonic()
     engine = None
     try:
         for video in videos:
-            clash = _claim(video, args, claimed)
+            clash = _claim(video, plan, claimed)
             if clash is not None:
                 print(f"error: {clash}", file=sys.stderr)
                 results.append(FileResult(str(video), "failed", error=clash))
                 continue
-            if args.skip_existing and _outputs_exist(video, args, formats):
+            if args.skip_existing and not plan.stdout and _outputs_exist(video, plan):
                 results.append(FileResult(str(video), "skipped"))
                 continue
             if engine is None and video.is_file():
                 engine = BackgroundEngine(options.engine, options.engine_options)
-            results.append(_extract_one(video, options, engine, formats, args))
+            results.append(_extract_one(video, options, engine, plan, args))
     finally:
         if engine is not None:
             engine.close()
     return _summarise(results, time.monotonic() - started, args)
 
 
-def _out_dir(video: Path, args: argparse.Namespace) -> Path:
-    return Path(args.output_dir) if args.output_dir else video.parent
-
-
-def _outputs_exist(video: Path, args: argparse.Namespace, formats: list[str]) -> bool:
-    from vidocr.discover import output_stem
+def _outputs_exist(video: Path, plan: OutputPlan) -> bool:
     from vidocr.formats import output_path
 
-    out_dir = _out_dir(video, args)
-    return all(output_path(out_dir, output_stem(video), fmt).exists() for fmt in formats)
+    folder, stem = plan.target(video)
+    return all(output_path(folder, stem, fmt).exists() for fmt in plan.formats)
 
 
-def _claim(video: Path, args: argparse.Namespace, claimed: dict[Path, Path]) -> str | None:
+def _claim(video: Path, plan: OutputPlan, claimed: dict[Path, Path]) -> str | None:
     """Refuse a second video of this run whose outputs would land on the first one's (same name in
     two folders, one ``-o``): an error for it, never an overwrite."""
-    from vidocr.discover import output_stem
-
-    out_dir = _out_dir(video, args)
-    key = (out_dir / output_stem(video)).absolute()
-    first = claimed.setdefault(key, video)
+    folder, stem = plan.target(video)
+    first = claimed.setdefault((folder / stem).absolute(), video)
     if first is video:
         return None
     return (
         f"{video}: its subtitles would overwrite those of {first} (same name, one output folder "
-        f"{out_dir}); run the folders with separate -o"
+        f"{folder}); run the folders with separate -o"
     )
 
 
-def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], args: argparse.Namespace) -> FileResult:
-    from vidocr.discover import output_stem
+def _extract_one(video: Path, options: Any, engine: Any, plan: OutputPlan, args: argparse.Namespace) -> FileResult:
     from vidocr.formats import write_outputs
     from vidocr.pipeline import extract
 
@@ -263,8 +497,17 @@ def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], arg
     bar = _ProgressBar(video.name) if not args.quiet and sys.stderr.isatty() else None
     try:
         cues_iter, info = extract(video, options, engine=engine, progress=bar)
-        cues = list(cues_iter)
-        out_dir = _out_dir(video, args)
+        try:
+            cues = list(cues_iter)
+        except VidocrError:
+            duration = info.duration_s
+            if options.start is not None and duration and options.start >= duration:
+                raise ConfigError(f"--start {options.start:g} s is after the end of the video ({duration:.1f} s)",
+                                  str(video)) from None
+            raise
+        if bar is not None:
+            bar.close()
+            bar = None
         if not cues:
             band = info.stats.get("band")
             where = ",".join(str(v) for v in band) if band else "?"
@@ -272,24 +515,39 @@ def _extract_one(video: Path, options: Any, engine: Any, formats: list[str], arg
             if not args.quiet:
                 print(f"{video}: {reason}; no file written", file=sys.stderr)
             return FileResult(str(video), "empty", 0, [], reason, time.monotonic() - t0, info.stats)
-        written = write_outputs(
-            cues, info, out_dir, output_stem(video), formats,
-            translate_to=options.translate_to, bilingual_cues=bool(getattr(args, "bilingual", False)),
-        )
-        result = FileResult(str(video), "ok", len(cues), [str(p) for p in written], None, time.monotonic() - t0,
-                            info.stats)
+        bilingual = bool(getattr(args, "bilingual", False))
+        if plan.stdout:
+            _write_stdout(cues, info, plan.formats[0], bilingual)
+            written = ["-"]
+        else:
+            folder, stem = plan.target(video)
+            paths = write_outputs(cues, info, folder, stem, plan.formats, translate_to=options.translate_to,
+                                  bilingual_cues=bilingual)
+            written = [str(p) for p in paths]
+        result = FileResult(str(video), "ok", len(cues), written, None, time.monotonic() - t0, info.stats)
         if not args.quiet:
-            print(f"{video}: {len(cues)} cues -> {', '.join(str(p) for p in written)}", file=sys.stderr)
+            shown = "stdout" if plan.stdout else ", ".join(written)
+            print(f"{video}: {len(cues)} cues -> {shown}", file=sys.stderr)
         if getattr(args, "verbose", False):
             print(_report_line(video, info.stats), file=sys.stderr)
         return result
     except VidocrError as exc:
         message = str(exc) if exc.path else f"{video}: {exc}"
         print(f"error: {message}", file=sys.stderr)
-        return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0)
+        return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0,
+                          usage_error=isinstance(exc, ConfigError))
     finally:
         if bar is not None:
             bar.close()
+
+
+def _write_stdout(cues: Sequence[Any], info: Any, fmt: str, bilingual: bool) -> None:
+    from vidocr.formats import bilingual as with_translation
+    from vidocr.formats import get_writer
+
+    ordered = sorted(cues, key=lambda c: (c.start_ms, c.end_ms))
+    sys.stdout.write(get_writer(fmt).render(with_translation(ordered) if bilingual else ordered, info))
+    sys.stdout.flush()
 
 
 def _report_line(video: Path, stats: dict[str, Any]) -> str:
@@ -347,7 +605,11 @@ def _summarise(results: list[FileResult], seconds: float, args: argparse.Namespa
             f"{counts['failed']} failed, {counts['skipped']} skipped; {cues} cues in {seconds:.1f}s",
             file=sys.stderr,
         )
-    return 1 if counts["failed"] else 0
+    failed = [r for r in results if r.status == "failed"]
+    if not failed:
+        return 0
+    # Options that fit none of the videos (a --roi outside every frame, --start after every end) are a usage error.
+    return 2 if len(failed) == len(results) and all(r.usage_error for r in failed) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -355,7 +617,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         command = next((a for a in argv if not a.startswith("-")), None)
-        if command in {"extract", "watch", "index", "search", "jobs"}:
+        if command in _SECTIONS:
             apply_config(parser, argv, command)
         args = parser.parse_args(argv)
         if args.command is None:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vidocr.config import default_db_path
 from vidocr.errors import ConfigError, InputError
 
 STATES = ("pending", "running", "done", "failed")
@@ -18,12 +19,16 @@ STATES = ("pending", "running", "done", "failed")
 
 def add_watch_parsers(sub: Any) -> None:
     """Add ``watch`` and ``jobs`` to the main CLI's subparsers."""
-    from vidocr.cli import _add_extract_options
+    from vidocr.cli import add_extract_options, exit_codes_epilog
+    from vidocr.index.cli import DB_DEFAULT_HELP
 
-    w = sub.add_parser("watch", help="watch folders and turn new videos into subtitle files and index entries")
+    raw = argparse.RawDescriptionHelpFormatter
+    w = sub.add_parser("watch", help="watch folders and turn new videos into subtitle files and index entries",
+                       epilog=exit_codes_epilog(), formatter_class=raw)
     w.add_argument("dirs", nargs="*", metavar="DIR", help="folders to watch, recursively (or `dirs:` in --config)")
     w.add_argument("--config", help="YAML file with option defaults (top-level keys and a `watch:` section)")
-    w.add_argument("--db", help="search index to keep up to date (SQLite; created if missing)")
+    w.add_argument("--db", help=f"search index to keep up to date (SQLite; created if missing; default: "
+                                f"{DB_DEFAULT_HELP}; none with only --jobs-db)")
     w.add_argument("--jobs-db", help="job queue file (default: <db>.jobs)")
     w.add_argument("--lang", help="language of the burned-in subtitles, stored on index tracks")
     w.add_argument("--settle", type=float, default=5.0, metavar="SECONDS",
@@ -40,19 +45,21 @@ def add_watch_parsers(sub: Any) -> None:
     w.add_argument("--metrics-host", default="127.0.0.1", help="address for --metrics-port (default: 127.0.0.1)")
     w.add_argument("-q", "--quiet", action="store_true", help="log warnings and errors only")
     w.add_argument("-v", "--verbose", action="store_true", help="log details")
-    _add_extract_options(w)
-    for action in w._actions:  # two shared options read differently by a daemon
-        if action.dest == "json":
-            action.help = "log JSON lines (one object per event) instead of text"
-        elif action.dest == "skip_existing":
+    w.add_argument("--json", action="store_true", help="log JSON lines (one object per event) instead of text")
+    add_extract_options(w)
+    for action in w._actions:  # shared options read differently by a daemon
+        if action.dest == "skip_existing":
             action.help = "mark videos whose outputs exist (and are indexed unchanged, with --db) done without OCR"
         elif action.dest == "workers":
-            action.help = "OCR processes / concurrent requests of the one engine (videos are done one at a time)"
+            action.help = "OCR threads / concurrent requests of the one engine (videos are done one at a time)"
+        elif action.dest == "output_dir":
+            action.help = "folder for the outputs, as <OUT>/<sub/folder>/<stem>.<ext> (default: beside each video)"
     w.set_defaults(handler=run_watch)
 
-    j = sub.add_parser("jobs", help="list the watch daemon's jobs, or queue failed ones again")
+    j = sub.add_parser("jobs", help="list the watch daemon's jobs, or queue failed ones again",
+                       epilog=exit_codes_epilog(), formatter_class=raw)
     j.add_argument("--config", help="the daemon's YAML config (its db / jobs-db are used)")
-    j.add_argument("--db", help="search index the daemon keeps (its queue is <db>.jobs)")
+    j.add_argument("--db", help=f"search index the daemon keeps (its queue is <db>.jobs; default: {DB_DEFAULT_HELP})")
     j.add_argument("--jobs-db", help="job queue file")
     j.add_argument("--state", choices=STATES, help="only jobs in this state")
     j.add_argument("--limit", type=int, help="show at most this many jobs")
@@ -63,20 +70,22 @@ def add_watch_parsers(sub: Any) -> None:
     j.set_defaults(handler=run_jobs)
 
 
+def index_path(args: argparse.Namespace) -> Path | None:
+    """The index the daemon keeps: ``--db``, else the default location, unless only ``--jobs-db`` was given."""
+    if getattr(args, "db", None):
+        return Path(args.db)
+    return None if getattr(args, "jobs_db", None) else default_db_path()
+
+
 def jobs_db_path(args: argparse.Namespace) -> Path:
     if getattr(args, "jobs_db", None):
         return Path(args.jobs_db)
-    if getattr(args, "db", None):
-        return Path(f"{args.db}.jobs")
-    raise ConfigError("give --db (the queue is then <db>.jobs) or --jobs-db")
+    return Path(f"{index_path(args)}.jobs")
 
 
 def watch_options_from_args(args: argparse.Namespace) -> Any:
-    from vidocr.cli import extract_options_from_args
+    from vidocr.cli import extract_options_from_args, parse_format_args
     from vidocr.daemon import WatchOptions
-    from vidocr.engines import load_engine_class
-    from vidocr.formats import parse_formats
-    from vidocr.pipeline import check_task
 
     dirs = [args.dirs] if isinstance(args.dirs, str) else list(args.dirs or [])
     if not dirs:
@@ -84,18 +93,19 @@ def watch_options_from_args(args: argparse.Namespace) -> Any:
     for folder in dirs:
         if not os.path.isdir(folder):
             raise InputError("no such folder", str(folder))
-    extract = extract_options_from_args(args)
-    check_task(extract.engine, extract.task, extract.translate_to)
-    load_engine_class(extract.engine)  # a missing extra is reported now, not as every video's failure
+    extract = extract_options_from_args(args)  # every value checked, the engine class imported
+    out = args.output_dir
+    if out is not None and (out == "-" or os.path.isfile(out)):
+        raise ConfigError(f"-o {out}: the daemon writes many videos' subtitles, give a folder")
     if args.settle < 0 or args.rescan <= 0 or args.max_attempts < 1 or args.stop_timeout < 0:
         raise ConfigError("--settle and --stop-timeout must be >= 0, --rescan > 0, --max-attempts >= 1")
     return WatchOptions(
         roots=tuple(Path(d).absolute() for d in dirs),
         jobs_db=jobs_db_path(args),
         extract=extract,
-        formats=tuple(parse_formats(args.format)),
+        formats=tuple(parse_format_args(args.format)),
         output_dir=Path(args.output_dir).absolute() if args.output_dir else None,
-        db=Path(args.db) if args.db else None,
+        db=index_path(args),
         lang=args.lang,
         bilingual=bool(args.bilingual),
         settle_s=float(args.settle),
@@ -123,7 +133,27 @@ def run_watch(args: argparse.Namespace) -> int:
             import watchdog  # noqa: F401
         except ImportError:
             raise ConfigError("vidocr watch needs watchdog: pip install 'vidocr[watch]' (or use --once)") from None
-    return WatchService(options).run()
+    started = time.time()
+    code = WatchService(options).run()
+    if options.once and code == 0:
+        return _once_outcome(options.jobs_db, started)
+    return code
+
+
+def _once_outcome(jobs_db: Path, since: float) -> int:
+    """``watch --once``: 1 when a job of this run failed (for good, or waiting for a retry), else 0."""
+    from vidocr.daemon.jobs import JobQueue
+
+    queue = JobQueue(jobs_db, create=False)
+    try:
+        failed = [j for j in queue.jobs() if j.updated_at >= since and j.error
+                  and (j.state == "failed" or (j.state == "pending" and j.attempts > 0))]
+    finally:
+        queue.close()
+    for job in failed:
+        print(f"error: {_show(job.path)}: {job.error}" + (" (will be retried)" if job.state == "pending" else ""),
+              file=sys.stderr)
+    return 1 if failed else 0
 
 
 def run_jobs(args: argparse.Namespace) -> int:

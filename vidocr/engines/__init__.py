@@ -23,7 +23,7 @@ from vidocr.types import OcrResult, Task
 class EngineOptions:
     """Options every engine understands; engine-specific settings go in ``extra``.
 
-    workers: parallel OCR processes (CPU engines) or concurrent requests (server engines); 0 = auto.
+    workers: OCR threads (CPU engines) or concurrent requests (server engines); 0 = auto.
     batch_size: crops handed to one ``recognize`` call by the pipeline.
     translate_to: target language for ``Task.TRANSLATE`` (e.g. "en", "zh").
     """
@@ -133,7 +133,7 @@ class BackgroundEngine:
     """An engine that loads its models on a background thread while decoding starts.
 
     The class is imported at once (a missing extra is reported before any work); building it
-    (model loading, worker processes: seconds) overlaps with opening the video and finding the
+    (model loading: seconds) overlaps with opening the video and finding the
     band. ``recognize`` waits for the build; a build error surfaces there.
     """
 

@@ -15,24 +15,34 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from vidocr.errors import VidocrError
+from vidocr.config import default_db_path
+from vidocr.errors import VidocrError, display_path, one_line
+
+DB_DEFAULT_HELP = "$VIDOCR_DB, else $XDG_DATA_HOME/vidocr/library.sqlite (~/.local/share/vidocr/library.sqlite)"
+#: Words that are operators in other search tools; here they are searched as words (a hint says so).
+_OPERATORS = {"OR", "NOT", "NEAR", "AND"}
+
+
+def db_path(args: argparse.Namespace) -> str:
+    """``--db``, else the default index location shared by index, search, watch and jobs."""
+    return str(args.db) if getattr(args, "db", None) else str(default_db_path())
 
 
 def add_index_parsers(subparsers: Any) -> None:
     """Add ``index`` (with ``build`` and ``status``) and ``search`` to an argparse subparsers object."""
-    index = subparsers.add_parser("index", help="build and inspect the subtitle search index")
+    from vidocr.cli import add_extract_options, exit_codes_epilog
+
+    raw = argparse.RawDescriptionHelpFormatter
+    db_help = f"index file (SQLite; default: {DB_DEFAULT_HELP})"
+    index = subparsers.add_parser("index", help="build and inspect the subtitle search index",
+                                  epilog=exit_codes_epilog(), formatter_class=raw)
     index_sub = index.add_subparsers(dest="index_command", metavar="ACTION", required=True)
 
-    build = index_sub.add_parser("build", help="extract subtitles of new and changed videos into the index")
+    build = index_sub.add_parser("build", help="extract subtitles of new and changed videos into the index",
+                                 epilog=exit_codes_epilog(), formatter_class=raw)
     build.add_argument("paths", nargs="+", metavar="LIBRARY", help="video files, folders (recursive) or globs")
-    build.add_argument("--db", required=True, help="index file (SQLite; created if missing)")
-    build.add_argument("--engine", default="rapidocr", help="OCR engine (default: rapidocr)")
-    build.add_argument("--workers", type=int, help="OCR processes / concurrent requests (default: CPU cores)")
-    build.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
-    build.add_argument("--translate", metavar="LANG", help="also store a translation to LANG (engines that can)")
-    build.add_argument("--model", help="model directory (hunyuan-* engines) or model name (openai)")
-    build.add_argument("--server", action="append", help="OpenAI-compatible base URL (repeatable; openai engine)")
-    build.add_argument("--engine-opt", action="append", metavar="KEY=VALUE", help="engine-specific setting")
+    build.add_argument("--config", help="YAML file with option defaults (top-level keys and an `index:` section)")
+    build.add_argument("--db", help=db_help + "; created if missing")
     build.add_argument("--lang", help="language of the burned-in subtitles, stored for --lang searches")
     build.add_argument("--prune", action="store_true", help="remove videos that no longer exist in these libraries")
     build.add_argument("--sidecars", action="store_true", help="also import .srt/.vtt/.ass files next to videos")
@@ -41,16 +51,29 @@ def add_index_parsers(subparsers: Any) -> None:
     build.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="wait for another build to end")
     build.add_argument("--json", action="store_true", help="print the summary as JSON")
     build.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    build.set_defaults(handler=run_index, roi=None, task="subtitle")
+    build.add_argument("-v", "--verbose", action="store_true", help="log details")
+    add_extract_options(build, outputs=False)
+    build.set_defaults(handler=run_index)
 
-    status = index_sub.add_parser("status", help="counts, size and the videos that failed (with reasons)")
-    status.add_argument("--db", required=True, help="index file")
+    status = index_sub.add_parser("status", help="counts, size and the videos that failed (with reasons)",
+                                  epilog=exit_codes_epilog(), formatter_class=raw)
+    status.add_argument("--config", help="YAML file whose `db:` (top level or `index:` section) names the index")
+    status.add_argument("--db", help=db_help)
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(handler=run_index)
 
-    search = subparsers.add_parser("search", help="full-text search of the indexed subtitles")
-    search.add_argument("query", nargs="+", help='words (all must match), "a phrase", prefix*, CJK text')
-    search.add_argument("--db", required=True, help="index file")
+    search = subparsers.add_parser(
+        "search", help="full-text search of the indexed subtitles",
+        description="Search the indexed subtitles. Every word must match (AND); \"a phrase\"; prefix*; CJK text "
+                    "matches as a substring. OR, NOT, NEAR and -word are not operators: they are searched as words.",
+        epilog="examples:\n  vidocr search 你听我说\n  vidocr search '\"see you\"' --video '*/Season 1/*'\n"
+               "  vidocr search -- -30C          a query that begins with - comes after --\n\n"
+               + exit_codes_epilog(), formatter_class=raw,
+    )
+    search.add_argument("query", nargs="+", help="words (all must match), \"a phrase\", prefix*, CJK text; "
+                                                 "after -- when it begins with -")
+    search.add_argument("--config", help="YAML file with option defaults (top-level keys and a `search:` section)")
+    search.add_argument("--db", help=db_help)
     search.add_argument("--limit", type=int, default=20, help="hits to show (default: 20)")
     search.add_argument("--video", metavar="GLOB", help="only videos whose path matches (e.g. '*/Season 1/*')")
     search.add_argument("--lang", help="only tracks in this language (zh matches zh-Hans)")
@@ -73,9 +96,10 @@ def run_search(args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty() and not args.json
     marks = ("\x1b[1;33m", "\x1b[0m") if tty else ("[", "]")
     try:
-        conn = open_index(args.db, readonly=True)
+        conn = open_index(db_path(args), readonly=True)
         try:
             result = search(conn, " ".join(args.query), SearchOptions(args.limit, args.video, args.lang, marks))
+            hint = _no_match_hint(conn, args) if not result.hits else None
         finally:
             conn.close()
     except VidocrError as err:
@@ -88,13 +112,27 @@ def run_search(args: argparse.Namespace) -> int:
         return 0
     for hit in result.hits:
         track = "" if hit.source == "ocr" and hit.kind == "original" else f"({_track_label(hit)})  "
-        print(f"{hit.video}  {clock(hit.start_ms)}  {track}{snippet(hit.highlighted)}")
+        print(f"{display_path(hit.video)}  {clock(hit.start_ms)}  {track}{snippet(hit.highlighted)}")
         print(f"    {play_command(hit.video, hit.start_ms)}")
     if not result.hits:
-        print(f"no matches for {result.query!r}", file=sys.stderr)
+        print(f"no matches for {result.query!r}" + (f" ({hint})" if hint else ""), file=sys.stderr)
     elif result.windowed:
         print("(a very common query: ranked among its most recent matches only)", file=sys.stderr)
     return 0
+
+
+def _no_match_hint(conn: Any, args: argparse.Namespace) -> str | None:
+    """Why a query may have found nothing: a --lang no track has, or operators this search does not have."""
+    if args.lang:
+        langs = sorted({row[0] for row in conn.execute("SELECT DISTINCT lang FROM tracks WHERE lang IS NOT NULL")})
+        if not langs:
+            return ("no track has a language: give it with `vidocr index build --lang LANG`, or name sidecars "
+                    "film.LANG.srt; or search without --lang")
+        return f"languages in the index: {', '.join(langs)}"
+    words = " ".join(args.query).split()
+    if any(w in _OPERATORS for w in words) or any(w.startswith("-") and len(w) > 1 for w in words):
+        return "OR, NOT, NEAR and -word are not operators here: every word must match"
+    return None
 
 
 def clock(ms: int) -> str:
@@ -105,7 +143,11 @@ def clock(ms: int) -> str:
 
 
 def play_command(video: str, ms: int) -> str:
-    return f"mpv --start={clock(ms)} {shlex.quote(video)}"
+    """The mpv line; a name with control characters or bytes that are not UTF-8 in bash's ``$'...'`` quoting."""
+    if video.isprintable():
+        return f"mpv --start={clock(ms)} {shlex.quote(video)}"
+    quoted = "".join(f"\\x{b:02x}" if b < 0x20 or b >= 0x7F or b in b"'\\" else chr(b) for b in os.fsencode(video))
+    return f"mpv --start={clock(ms)} $'{quoted}'"
 
 
 def snippet(text: str, width: int = 160) -> str:
@@ -120,9 +162,10 @@ def _track_label(hit: Any) -> str:
 
 
 def _build(args: argparse.Namespace) -> int:
+    from vidocr.cli import extract_options_from_args
     from vidocr.index.build import BuildOptions, PipelineExtractor, build_index
 
-    extractor = PipelineExtractor(_extract_options(args))
+    extractor = PipelineExtractor(extract_options_from_args(args))
     bar = _ProgressBar() if not args.quiet and not args.json and sys.stderr.isatty() else None
     options = BuildOptions(
         extract=extractor,
@@ -137,36 +180,29 @@ def _build(args: argparse.Namespace) -> int:
         progress=bar,
     )
     try:
-        report = build_index(args.db, args.paths, options)
+        report = build_index(db_path(args), args.paths, options)
     finally:
         extractor.close()
         if bar is not None:
             bar.close()
+    code = 1 if report.failed else 0  # a batch with failed videos is not a success (the others are indexed)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False))
-        return 0
+        return code
     print(report.summary())
     for path, reason in report.failures:
-        print(f"  failed: {path}: {reason}")
-    return 0
-
-
-def _extract_options(args: argparse.Namespace) -> Any:
-    from vidocr.cli import extract_options_from_args
-    from vidocr.pipeline import check_task
-
-    options = extract_options_from_args(args)
-    check_task(options.engine, options.task, options.translate_to)
-    return options
+        print(f"  failed: {display_path(path)}: {one_line(reason)}")
+    return code
 
 
 def _status(args: argparse.Namespace) -> int:
     from vidocr.index.db import open_index
     from vidocr.index.search import index_status
 
-    conn = open_index(args.db, readonly=True)
+    db = db_path(args)
+    conn = open_index(db, readonly=True)
     try:
-        status = index_status(conn, args.db)
+        status = index_status(conn, db)
     finally:
         conn.close()
     if args.json:
@@ -177,7 +213,7 @@ def _status(args: argparse.Namespace) -> int:
         f"{status.cues} cues, {status.sidecar_tracks} subtitle files, {status.size_bytes / 1e6:.1f} MB"
     )
     for path, reason in status.failures:
-        print(f"  failed: {path}: {reason}")
+        print(f"  failed: {display_path(path)}: {one_line(reason)}")
     return 0
 
 
