@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import fnmatch
 import glob
+import logging
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from vidocr.errors import display_path
+
+log = logging.getLogger("vidocr")
 
 VIDEO_EXTENSIONS = frozenset(
     {
@@ -55,7 +61,7 @@ def iter_videos(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     A file named explicitly is yielded whatever its extension (the decoder judges it); folders are
     walked recursively for video extensions, skipping hidden entries and partial downloads;
     patterns with wildcards are expanded. Paths that do not exist are yielded as they are, so
-    the caller reports them.
+    the caller reports them (a symbolic link loop included: the decoder says which it is).
     """
     seen: set[Path] = set()
 
@@ -67,28 +73,86 @@ def iter_videos(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 
     for raw in paths:
         text = os.fspath(raw)
-        if glob.has_magic(text) and not Path(text).exists():
-            matches = sorted(glob.glob(text, recursive=True))
-            for match in matches:
+        if glob.has_magic(text) and not os.path.lexists(text):
+            for match in _glob(text):
                 path = Path(match)
                 if path.is_dir():
-                    for found in _walk(path):
-                        yield from once(found)
+                    for found in walk_videos(match):
+                        yield from once(Path(found))
                 elif is_video_name(path):
                     yield from once(path)
             continue
         path = Path(text)
         if path.is_dir():
-            for found in _walk(path):
-                yield from once(found)
+            for found in walk_videos(text):
+                yield from once(Path(found))
         else:
             yield from once(path)
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            path = Path(root) / name
-            if is_video_name(path):
-                yield path
+def walk_videos(folder: str | os.PathLike[str]) -> Iterator[str]:
+    """Paths of the video files under ``folder``: depth first, each folder's files then its subfolders, both
+    sorted; hidden entries and partial downloads skipped; symbolic links to folders not followed.
+
+    An explicit stack, not recursion (``os.walk`` recurses in Python 3.11): a tree thousands of levels deep
+    is walked like any other. A folder that cannot be listed is skipped with a warning.
+    """
+    stack = [os.fspath(folder)]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except OSError as err:
+            log.warning("%s: cannot list the folder: %s", display_path(top), err.strerror or err)
+            continue
+        subdirs = []
+        for entry in listed:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append(entry.path)
+                    continue
+                if entry.is_symlink() and entry.is_dir():
+                    continue  # a link to a folder: not followed (loops, trees seen twice)
+            except OSError:
+                pass  # a link loop or an unreadable entry: a video name is yielded and fails with its reason
+            if is_video_name(Path(entry.name)):
+                yield entry.path
+        stack.extend(reversed(subdirs))
+
+
+def deeper_than(folder: str | os.PathLike[str], limit: int) -> bool:
+    """Whether a folder tree has folders more than ``limit`` levels below ``folder`` (links not followed);
+    for tools that walk recursively (watchdog's inotify observer, on Python 3.11's recursive ``os.walk``)."""
+    stack = [(os.fspath(folder), 0)]
+    while stack:
+        top, depth = stack.pop()
+        if depth > limit:
+            return True
+        try:
+            with os.scandir(top) as entries:
+                stack.extend((e.path, depth + 1) for e in entries if _is_real_dir(e))
+        except OSError:
+            continue
+    return False
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _glob(pattern: str) -> list[str]:
+    try:
+        return sorted(glob.glob(pattern, recursive=True))
+    except RecursionError:  # ``**`` over a very deep tree (glob recurses): walk the part before it instead
+        fixed = pattern.split("**", 1)[0].rstrip(os.sep) or "."
+        if glob.has_magic(fixed):
+            log.warning("%s: folder tree too deep for this pattern; give the folder instead", display_path(pattern))
+            return []
+        tail = os.path.basename(pattern)
+        return [p for p in walk_videos(fixed) if fnmatch.fnmatch(os.path.basename(p), tail)]

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 
 
-def display_path(path: str | os.PathLike[str] | bytes) -> str:
+def display_path(path: str | os.PathLike[str] | bytes, quote: bool = True) -> str:
     """A file name as it can be shown on one line of a terminal or log: as it is when it is printable text,
     else in quotes with escapes: bytes that are not UTF-8 (kept by Python as surrogates) as ``\\xNN``, control
     characters (a newline in a name) as ``\\n``, ``\\x1b``... Any name the file system allows prints, and
-    no name can split an error line in two."""
+    no name can split an error line in two. ``quote``: put the escaped form in quotes."""
     text = os.fsdecode(path)
     if text.isprintable():
         return text
@@ -26,7 +26,18 @@ def display_path(path: str | os.PathLike[str] | bytes) -> str:
             parts.append(f"\\x{code - 0xDC00:02x}")
         else:
             parts.append(ch.encode("unicode_escape").decode("ascii"))
-    return "'" + "".join(parts) + "'"
+    shown = "".join(parts)
+    return f"'{shown}'" if quote else shown
+
+
+def as_text(path: str) -> str:
+    """A path as text that every output format can hold (JSON, subtitle files and terminals want Unicode): a
+    name that is not valid UTF-8 with ``\\xNN`` escapes for its stray bytes, any other as it is."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return display_path(path, quote=False)
+    return path
 
 
 def one_line(text: str) -> str:

@@ -24,7 +24,7 @@ import av
 import cv2
 import numpy as np
 
-from vidocr.errors import DecodeError, InputError, VidocrError
+from vidocr.errors import DecodeError, InputError, VidocrError, as_text, display_path
 from vidocr.types import Box, Timestamp, VideoInfo
 
 log = logging.getLogger("vidocr")
@@ -233,7 +233,7 @@ class VideoSource:
         self._facts = _StreamFacts(index, stream.start_time, time_base, self._expected_end(stream, start_s))
         frames = stream.frames or (round(duration * fps) if duration and fps else None)
         return VideoInfo(
-            path=str(self.path),
+            path=as_text(str(self.path)),
             width=width,
             height=height,
             duration_s=duration,
@@ -487,8 +487,6 @@ def _why(exc: BaseException) -> str:
 
 
 def _shown(path: Path) -> str:
-    from vidocr.errors import display_path
-
     return display_path(str(path))
 
 

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vidocr.daemon.jobs import JobQueue
 from vidocr.daemon.logs import event
-from vidocr.discover import is_video_name
+from vidocr.discover import deeper_than, is_video_name, walk_videos
 from vidocr.index.store import Stamp
 
 log = logging.getLogger("vidocr.daemon")
@@ -84,7 +85,7 @@ class Watcher:
             if not os.path.isdir(folder):
                 continue  # an unmounted share: its files are not gone, only out of reach
             walked.append(folder)
-            for path in _walk(folder):
+            for path in walk_videos(folder):
                 self.last_poll = self._clock()  # a long walk is work, not a hang (health check)
                 root = self._root_of(path)
                 if root is not None and _wanted(path, root):
@@ -213,12 +214,17 @@ class Watcher:
                     if raw:
                         watcher.notice(os.fsdecode(raw), ev.is_directory)
 
+        too_deep = [r for r in self.roots if deeper_than(r, sys.getrecursionlimit() - 100)]
+        if too_deep:  # watchdog walks folders recursively: it would die with RecursionError in its thread
+            event(log, logging.WARNING, "events_unavailable", "folder tree too deep for file events; relying on "
+                  "rescans", root=too_deep[0], rescan_s=self.rescan_s)
+            return None
         observer = Observer()
         try:
             for root in self.roots:
                 observer.schedule(Handler(), root, recursive=True)
             observer.start()
-        except OSError as err:  # e.g. the inotify watch limit: rescans still find everything, later
+        except (OSError, RecursionError) as err:  # e.g. the inotify watch limit: rescans still find everything, later
             event(log, logging.WARNING, "events_unavailable", "file events unavailable; relying on rescans",
                   error=str(err), rescan_s=self.rescan_s)
             return None
@@ -233,11 +239,3 @@ def _wanted(path: str, root: str) -> bool:
     """A video name, not a partial download, and no hidden folder on the way from the root."""
     rel = os.path.relpath(path, root)
     return is_video_name(Path(path)) and not any(part.startswith(".") for part in Path(rel).parts[:-1])
-
-
-def _walk(folder: str) -> Iterator[str]:
-    for top, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if is_video_name(Path(name)):
-                yield os.path.join(top, name)

@@ -24,6 +24,7 @@ from vidocr.daemon.logs import event
 from vidocr.discover import output_stem
 from vidocr.errors import ConfigError, EngineError, IndexError_, InputError, OutputError, VidocrError
 from vidocr.formats import WRITERS, get_writer, output_path, write_outputs
+from vidocr.index.db import fs_text
 from vidocr.index.store import Stamp, TrackData, quick_hash, save_video
 from vidocr.types import Cue, VideoInfo
 
@@ -113,12 +114,6 @@ class JobRunner:
             raise InputError(f"cannot open: {err.strerror or err}", job.path) from None
         if not stat.S_ISREG(st.st_mode):
             raise InputError("not a regular file", job.path)
-        if self.index is not None:
-            try:
-                job.path.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InputError("the name is not valid UTF-8, which the index cannot store; rename the file",
-                                 job.path) from None
         return Stamp.of(st)
 
     def _extract(self, path: Path) -> tuple[list[Cue], VideoInfo]:
@@ -166,7 +161,9 @@ class JobRunner:
             return False
         if self.index is None:
             return True
-        row = self.index.execute("SELECT status, size, mtime_ns FROM videos WHERE path = ?", (job.path,)).fetchone()
+        row = self.index.execute(
+            "SELECT status, size, mtime_ns FROM videos WHERE path = CAST(? AS TEXT)", (fs_text(job.path),)
+        ).fetchone()
         return row is not None and row[0] == "ok" and Stamp(row[1], row[2]) == stamp
 
     # --- outcomes ---------------------------------------------------------------------------------------------
@@ -198,10 +195,7 @@ class JobRunner:
         """Record bad input in the index too, as ``vidocr index build`` does (``index status`` lists it)."""
         engine = getattr(self.options.extract, "engine", None)
         try:
-            job.path.encode("utf-8")  # a name the index cannot store: the job's own state says why
             save_video(self.index, job.path, job.stamp, None, [], engine=engine, error=reason)
-        except UnicodeEncodeError:
-            pass
         except Exception as err:  # noqa: BLE001 - the job's state is what matters
             log.warning("could not record the failure of %s in the index: %s", job.path, err)
 

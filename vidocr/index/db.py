@@ -108,6 +108,7 @@ def open_index(
         conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as err:
         raise IndexError_(f"cannot open: {err}", str(db)) from None
+    conn.text_factory = _text
     try:
         conn.create_function("vidocr_fts_body", 1, fts_body, deterministic=True)
         version = _check_schema(conn, db)
@@ -126,6 +127,17 @@ def open_index(
         conn.close()
         raise
     return conn
+
+
+def fs_text(path: str) -> bytes:
+    """A file path as a query parameter, for SQL that reads it as ``CAST(? AS TEXT)``: the name's own bytes
+    (``os.fsencode``), so a name that is not valid UTF-8 is stored as it is and read back exactly (the
+    connection decodes text with ``surrogateescape``); a UTF-8 name is stored as before, as plain text."""
+    return os.fsencode(path)
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _check_header(db: Path) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidocr.errors import ConfigError, IndexError_
+from vidocr.errors import ConfigError, IndexError_, as_text
 from vidocr.index.db import SCHEMA_VERSION
 from vidocr.index.text import highlight_spans, mark, parse_query
 
@@ -52,14 +52,15 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "video": self.video,
+            "video": as_text(self.video),
             "start_ms": self.start_ms,
             "end_ms": self.end_ms,
             "text": self.text,
             "highlighted": self.highlighted,
             "spans": [list(s) for s in self.spans],
             "score": round(self.score, 4),
-            "track": {"source": self.source, "kind": self.kind, "lang": self.lang, "sidecar": self.sidecar},
+            "track": {"source": self.source, "kind": self.kind, "lang": self.lang,
+                      "sidecar": as_text(self.sidecar) if self.sidecar else None},
         }
 
 
@@ -148,7 +149,7 @@ class IndexStatus:
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
-        out["failures"] = [{"path": p, "error": e} for p, e in self.failures]
+        out["failures"] = [{"path": as_text(p), "error": e} for p, e in self.failures]
         return out
 
 

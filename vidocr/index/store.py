@@ -1,4 +1,7 @@
-"""Rows in and out of the index: videos with their stamps, tracks of cues, failures. One transaction per change."""
+"""Rows in and out of the index: videos with their stamps, tracks of cues, failures. One transaction per change.
+
+Paths are stored as the file name's bytes (:func:`~vidocr.index.db.fs_text`): any name the file system allows.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from vidocr.index.db import transaction
+from vidocr.index.db import fs_text, transaction
 
 _HASH_CHUNK = 1 << 20
 
@@ -86,12 +89,13 @@ def save_video(
     with transaction(conn):
         conn.execute(
             "INSERT INTO videos (path, size, mtime_ns, hash, status, error, engine, duration_s, indexed_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size,"
+            " VALUES (CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size,"
             " mtime_ns = excluded.mtime_ns, hash = excluded.hash, status = excluded.status, error = excluded.error,"
             " engine = excluded.engine, duration_s = excluded.duration_s, indexed_at = excluded.indexed_at",
-            (path, stamp.size, stamp.mtime_ns, content_hash, status, error, engine, duration_s, time.time()),
+            (fs_text(path), stamp.size, stamp.mtime_ns, content_hash, status, error, engine, duration_s, time.time()),
         )
-        video_id = int(conn.execute("SELECT id FROM videos WHERE path = ?", (path,)).fetchone()[0])
+        row = conn.execute("SELECT id FROM videos WHERE path = CAST(? AS TEXT)", (fs_text(path),)).fetchone()
+        video_id = int(row[0])
         conn.execute("DELETE FROM tracks WHERE video_id = ? AND source = 'ocr'", (video_id,))
         for track in tracks:
             _insert_track(conn, video_id, track)
@@ -102,7 +106,10 @@ def replace_sidecars(conn: sqlite3.Connection, video_id: int, remove: Iterable[s
     """Drop the sidecar tracks read from the files ``remove`` and store ``add``, in one transaction."""
     with transaction(conn):
         for path in remove:
-            conn.execute("DELETE FROM tracks WHERE video_id = ? AND source = 'sidecar' AND path = ?", (video_id, path))
+            conn.execute(
+                "DELETE FROM tracks WHERE video_id = ? AND source = 'sidecar' AND path = CAST(? AS TEXT)",
+                (video_id, fs_text(path)),
+            )
         for track in add:
             _insert_track(conn, video_id, track)
 
@@ -110,8 +117,9 @@ def replace_sidecars(conn: sqlite3.Connection, video_id: int, remove: Iterable[s
 def _insert_track(conn: sqlite3.Connection, video_id: int, track: TrackData) -> None:
     size, mtime_ns = (track.stamp.size, track.stamp.mtime_ns) if track.stamp else (None, None)
     cur = conn.execute(
-        "INSERT INTO tracks (video_id, source, kind, lang, path, size, mtime_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (video_id, track.source, track.kind, track.lang, track.path, size, mtime_ns),
+        "INSERT INTO tracks (video_id, source, kind, lang, path, size, mtime_ns)"
+        " VALUES (?, ?, ?, ?, CAST(? AS TEXT), ?, ?)",
+        (video_id, track.source, track.kind, track.lang, fs_text(track.path) if track.path else None, size, mtime_ns),
     )
     conn.executemany(
         "INSERT INTO cues (track_id, start_ms, end_ms, text) VALUES (?, ?, ?, ?)",
@@ -138,8 +146,8 @@ def update_stamp(conn: sqlite3.Connection, video_id: int, stamp: Stamp, path: st
     """Record a new stamp (and path, for a moved file) for a video whose content did not change."""
     with transaction(conn):
         conn.execute(
-            "UPDATE videos SET path = coalesce(?, path), size = ?, mtime_ns = ? WHERE id = ?",
-            (path, stamp.size, stamp.mtime_ns, video_id),
+            "UPDATE videos SET path = coalesce(CAST(? AS TEXT), path), size = ?, mtime_ns = ? WHERE id = ?",
+            (fs_text(path) if path is not None else None, stamp.size, stamp.mtime_ns, video_id),
         )
 
 

@@ -1,0 +1,161 @@
+"""Hostile names and trees: names that are not UTF-8 or hold a newline, trees 1,100 levels deep, symbolic link
+loops, a video named like a subtitle file; from discovery through extract, index build and the watcher."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from vidocr.discover import iter_videos
+from vidocr.errors import InputError, display_path
+from vidocr.index import BuildOptions, SearchOptions, build_index, open_index, search
+from vidocr.types import Cue, VideoInfo
+from vidocr.video import VideoSource
+
+LATIN1 = os.fsdecode(b"caf\xe9")  # "café" in Latin-1: not UTF-8, kept by Python as a surrogate escape
+DEPTH = 1100
+
+
+class Fake:
+    """Stands in for vidocr.extract in index builds: one cue per video, named after the file."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, path: Path) -> tuple[Iterable[Cue], VideoInfo]:
+        self.calls.append(str(path))
+        return iter([Cue(500, 1500, "hostile names")]), VideoInfo(str(path), 640, 360, 3.0, 25.0, "h264")
+
+
+@pytest.fixture()
+def deep(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A tree DEPTH folders deep with one video at the bottom (made and removed without recursion: os.makedirs
+    and shutil.rmtree recurse in Python 3.11)."""
+    root = tmp_path / "deep"
+    root.mkdir()
+    folders = []
+    folder = root
+    for _ in range(DEPTH):
+        folder = folder / "d"
+        folder.mkdir()
+        folders.append(folder)
+    video = folder / "bottom.mp4"
+    video.write_bytes(os.urandom(2000))
+    yield root, video
+    video.unlink(missing_ok=True)
+    for path in reversed(folders):
+        for name in os.listdir(path):
+            os.unlink(path / name)
+        path.rmdir()
+
+
+def test_display_path_escapes_what_cannot_be_shown_on_one_line() -> None:
+    assert display_path("film 你好.mp4") == "film 你好.mp4"
+    assert display_path("a\nb.mp4") == "'a\\nb.mp4'"
+    assert display_path(f"{LATIN1}.mp4") == "'caf\\xe9.mp4'"
+    assert display_path(b"x\\\xff") == "'x\\\\\\xff'"  # a backslash is escaped once escapes are used
+
+
+def test_an_error_about_a_name_with_a_newline_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "two\nlines.mp4"
+    path.write_text("not a video\n" * 20)
+    with pytest.raises(InputError) as info:
+        VideoSource(path)
+    message = str(info.value)
+    assert "\n" not in message and "two\\nlines.mp4'" in message and "not a video" in message
+
+
+def test_a_symbolic_link_loop_is_reported_as_one(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.mp4"
+    loop.symlink_to("loop.mp4")
+    dangling = tmp_path / "gone.mp4"
+    dangling.symlink_to("nowhere.mp4")
+    assert sorted(p.name for p in iter_videos([tmp_path])) == ["gone.mp4", "loop.mp4"]
+    with pytest.raises(InputError, match="symbolic link loop"):
+        VideoSource(loop)
+    with pytest.raises(InputError, match="broken symbolic link"):
+        VideoSource(dangling)
+
+
+def test_a_tree_1100_levels_deep_is_walked_without_recursion(deep: tuple[Path, Path], tmp_path: Path) -> None:
+    root, video = deep
+    assert list(iter_videos([root])) == [video]
+    assert list(iter_videos([str(root / "**" / "*.mp4")])) == [video]  # glob's ``**`` recurses: walked instead
+    fake = Fake()
+    report = build_index(tmp_path / "deep.sqlite", [root], BuildOptions(extract=fake, engine="fake"))
+    assert report.indexed == 1 and fake.calls == [str(video)]
+
+
+def test_the_watcher_walks_a_deep_tree_and_does_not_start_recursive_file_events(
+    deep: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from vidocr.daemon.jobs import JobQueue
+    from vidocr.daemon.watcher import Watcher
+
+    root, video = deep
+    queue = JobQueue(tmp_path / "q.jobs")
+    try:
+        watcher = Watcher([root], queue, settle_s=0.0)
+        watcher.scan()
+        assert watcher.poll() == 1 and list(queue.known()) == [str(video)]
+        pytest.importorskip("watchdog")
+        assert watcher._start_observer() is None  # watchdog's inotify walk recurses: rescans only
+    finally:
+        queue.close()
+
+
+def test_names_that_are_not_utf8_are_indexed_losslessly(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    video = lib / f"{LATIN1}.mp4"
+    video.write_bytes(os.urandom(3000))
+    (lib / f"{LATIN1}.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nsidecar words\n", encoding="utf-8")
+    db = tmp_path / "index.sqlite"
+    fake = Fake()
+    report = build_index(db, [lib], BuildOptions(extract=fake, engine="fake", sidecars=True))
+    assert (report.indexed, report.failed, report.sidecar_tracks) == (1, 0, 1)
+    again = build_index(db, [lib], BuildOptions(extract=fake, engine="fake", sidecars=True))
+    assert (again.unchanged, again.indexed, len(fake.calls)) == (1, 0, 1)  # the stored name is the same name
+    conn = open_index(db, readonly=True)
+    try:
+        hits = search(conn, "hostile", SearchOptions()).hits + search(conn, "sidecar", SearchOptions()).hits
+    finally:
+        conn.close()
+    assert [h.video for h in hits] == [str(video), str(video)]
+    assert hits[1].sidecar == str(lib / f"{LATIN1}.srt")
+    assert os.path.exists(hits[0].video)
+    raw = sqlite3.connect(db)
+    try:
+        stored = raw.execute("SELECT CAST(path AS BLOB) FROM videos").fetchone()[0]
+    finally:
+        raw.close()
+    assert stored == os.fsencode(video)  # the file name's own bytes
+
+
+def test_extract_cli_handles_names_that_are_not_utf8_or_hold_a_newline(tmp_path: Path, samples: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(samples / "short_cue.mp4", folder / f"{LATIN1}.mp4")
+    shutil.copy(samples / "short_cue.mp4", folder / "new\nline.mp4")
+    (folder / f"bad {LATIN1}\n.mp4").write_text("garbage")
+    out = tmp_path / "out"
+    # A real process: its stderr escapes what it cannot encode, as a terminal's does (pytest's capture would not).
+    proc = subprocess.run(
+        [sys.executable, "-m", "vidocr.cli", "extract", str(folder), "-o", str(out), "-f", "srt,vtt,json,ass",
+         "--end", "2.2", "--workers", "1"],
+        capture_output=True, timeout=300, cwd=Path(__file__).resolve().parent.parent,
+    )
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "'" + str(folder) + "/bad caf\\xe9\\n.mp4'" in errors[0], err
+    names = sorted(os.listdir(out))
+    assert names == sorted(f"{stem}.{ext}" for stem in (LATIN1, "new\nline") for ext in ("srt", "vtt", "json", "ass"))
+    assert "caf\\\\xe9.mp4" in (out / f"{LATIN1}.json").read_text(encoding="utf-8")
