@@ -77,7 +77,8 @@ def test_installed_wheel_runs_the_demo_help_and_profiles(installed: Path, tmp_pa
 
     names = sorted(p.stem for p in (ROOT / "vidocr" / "profiles").glob("*.yaml"))
     script = (
-        "import sys\nfrom vidocr.engines.hunyuan_common import load_profile, question_for\nfrom vidocr.types import Task\n"
+        "import sys\nfrom vidocr.engines.hunyuan_common import load_profile, question_for\n"
+        "from vidocr.types import Task\n"
         "for name in sys.argv[1:]:\n"
         "    p = load_profile(name)\n"
         "    assert p.name == name and question_for(p, Task.SUBTITLE), name\n"
