@@ -159,3 +159,26 @@ def test_extract_cli_handles_names_that_are_not_utf8_or_hold_a_newline(tmp_path:
     names = sorted(os.listdir(out))
     assert names == sorted(f"{stem}.{ext}" for stem in (LATIN1, "new\nline") for ext in ("srt", "vtt", "json", "ass"))
     assert "caf\\\\xe9.mp4" in (out / f"{LATIN1}.json").read_text(encoding="utf-8")
+
+
+def test_extract_never_overwrites_its_own_input(tmp_path: Path, samples: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from vidocr.cli import main
+
+    clip = tmp_path / "clip.srt"  # a video with a subtitle's name, given explicitly
+    shutil.copy(samples / "short_cue.mp4", clip)
+    film = tmp_path / "film.mp4"
+    shutil.copy(samples / "short_cue.mp4", film)
+    other = tmp_path / "film.srt"  # another input of the same run, where film.mp4's subtitles would go
+    shutil.copy(samples / "short_cue.mp4", other)
+    link = tmp_path / "same-folder"
+    link.symlink_to(tmp_path)
+    before = clip.read_bytes()
+    assert main(["extract", str(clip), str(film), str(other), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"{clip}: its srt output would overwrite itself" in err
+    assert f"{film}: its srt output would overwrite the input {other}" in err
+    assert clip.read_bytes() == before and other.read_bytes() == before
+    # An output folder that is the input's folder through a link: the same file.
+    assert main(["extract", str(clip), "-q", "-o", str(link)]) == 1
+    assert "would overwrite itself" in capsys.readouterr().err and clip.read_bytes() == before

@@ -437,7 +437,7 @@ class FileResult:
 
 
 def run_extract(args: argparse.Namespace) -> int:
-    from vidocr.discover import iter_videos
+    from vidocr.discover import iter_videos, overwrites_input
     from vidocr.engines import BackgroundEngine
 
     parse_format_args(getattr(args, "format", None))  # a bad -f is refused before the folders are walked
@@ -453,6 +453,8 @@ def run_extract(args: argparse.Namespace) -> int:
     try:
         for video in videos:
             clash = _claim(video, plan, claimed)
+            if clash is None and not plan.stdout:
+                clash = overwrites_input(video, *plan.target(video), plan.formats, options.translate_to, videos)
             if clash is not None:
                 print(f"error: {clash}", file=sys.stderr)
                 results.append(FileResult(str(video), "failed", error=clash))

@@ -6,7 +6,7 @@ import fnmatch
 import glob
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from vidocr.errors import display_path
@@ -53,6 +53,29 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)  # case-insensitive file systems: A.MP4 is a.mp4
     except OSError:
         return False
+
+
+def overwrites_input(
+    video: Path, folder: Path, stem: str, formats: Sequence[str], translate_to: str | None, inputs: Iterable[Path]
+) -> str | None:
+    """Why (one line naming ``video``) its outputs (``<folder>/<stem>[.<lang>].<ext>``) must not be written,
+    when one of them is a file of this run's ``inputs`` (a video named ``clip.srt`` given explicitly would be
+    replaced by its own subtitles); None when none is. Paths are compared resolved (links, ``..``), and as
+    files (hard links)."""
+    from vidocr.formats import output_path
+
+    suffixes = [""] + ([f".{translate_to}"] if translate_to else [])
+    targets = [output_path(folder, stem, fmt, suffix) for suffix in suffixes for fmt in formats]
+    sources = {os.path.realpath(p): p for p in inputs}
+    for target in targets:
+        hit = sources.get(os.path.realpath(target))
+        if hit is None and target.exists():
+            hit = next((p for p in sources.values() if _same_file(p, target)), None)
+        if hit is not None:
+            what = "itself" if hit == video or _same_file(hit, video) else f"the input {display_path(hit)}"
+            return (f"{display_path(video)}: its {target.suffix[1:]} output would overwrite {what}; "
+                    "give another output folder with -o")
+    return None
 
 
 def iter_videos(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
