@@ -266,3 +266,21 @@ def test_a_truncated_streamable_file_says_it_ended_early(tmp_path: Path, samples
         count = sum(1 for _ in src.frames())
         assert 100 < count < 200 and src.ended_early and src.info.stats["ended_early"] is True
     assert any("ended early" in r.getMessage() and str(cut) in r.getMessage() for r in caplog.records)
+
+
+def test_stream_option_chooses_the_video_stream(tmp_path: Path, small_video: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from vidocr.cli import main
+
+    preview = with_preview(small_video, tmp_path / "preview.mkv")
+    out = tmp_path / "out"
+    assert main(["extract", str(preview), "-o", str(out), "--stream", "0", "--json", "-q", "--workers", "1"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["counts"]["empty"] == 1  # the blank 160x90 preview was read, zone finding included
+    assert main(["extract", str(preview), "-o", str(out), "--stream", "7", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {preview}: no video stream 7 (video streams: 0, 1)"
+    assert main(["extract", str(preview), "--stream", "-1", "-q"]) == 2
+    assert "--stream must be a number from 0 to 65535" in capsys.readouterr().err

@@ -100,6 +100,9 @@ def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> 
                    help="auto (every subtitle zone, default), bottom (one band, the classic result), top, "
                         "top,bottom, or boxes x,y,w,h;x,y,w,h")
     g.add_argument("--keep-static", action="store_true", help="keep static text (logos, watermarks) as cues")
+    g.add_argument("--stream", type=int, metavar="N",
+                   help="video stream to read, as ffprobe numbers them (Stream #0:N); default: the main one "
+                        "(largest picture, never a cover picture)")
     g.add_argument("--start", help="start time (seconds or [HH:]MM:SS[.mmm])")
     g.add_argument("--end", help="end time (seconds or [HH:]MM:SS[.mmm])")
     g.add_argument("--sample-fps", type=float,
@@ -326,6 +329,9 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
     if roi is not None:
         check_box(str(roi).replace(";", ","), "--roi")
     zones = check_zones(str(getattr(args, "zones", None) or "auto"))
+    stream = getattr(args, "stream", None)
+    if stream is not None:
+        stream = _number("--stream", stream, 0, 65535, int)
     check_task(engine, task, translate)
     load_engine_class(engine)  # a missing extra is one line now (exit 4), not every video's failure
     if engine in PROFILE_ENGINES:
@@ -344,6 +350,7 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         start=start,
         end=end,
         detect=DetectOptions(**detect_kwargs),
+        stream=stream,
     )
 
 
