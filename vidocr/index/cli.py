@@ -64,7 +64,7 @@ def add_index_parsers(subparsers: Any) -> None:
 
     search = subparsers.add_parser(
         "search", help="full-text search of the indexed subtitles",
-        description="Search the indexed subtitles. Every word must match (AND); \"a phrase\"; prefix*; CJK text "
+        description="Search the indexed subtitles. Every word must match (AND); \"a phrase\"; prefix*; CJK text\n"
                     "matches as a substring. OR, NOT, NEAR and -word are not operators: they are searched as words.",
         epilog="examples:\n  vidocr search 你听我说\n  vidocr search '\"see you\"' --video '*/Season 1/*'\n"
                "  vidocr search -- -30C          a query that begins with - comes after --\n\n"
