@@ -146,6 +146,9 @@ def test_top_zone_cues_are_positioned_in_srt_and_vtt_bottom_ones_unchanged() -> 
     parsed = webvtt.from_buffer(io.StringIO(vtt))
     assert [c.text for c in parsed] == ["地铁站", "bottom line", "note"]
     assert "{\\an8}" in get_writer("ass").render(ZONED, INFO)
+    middle = [Cue(0, 1000, "caption", 0.9, zone="middle1")]
+    assert "\n{\\an5}caption\n" in get_writer("srt").render(middle, INFO)
+    assert "00:00:00.000 --> 00:00:01.000 line:50%,center\n" in get_writer("vtt").render(middle, INFO)
 
 
 @pytest.mark.parametrize("fmt", ["srt", "vtt"])
