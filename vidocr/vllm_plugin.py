@@ -4,8 +4,9 @@
    vision tower's concatenated output by PATCH counts (grid h*w), but HunYuanVL's patch merger emits
    ``(h/m) * (w/m + 1) + 2`` TOKENS per image. Alone, an image still gets its own rows; second in an encoder batch it
    gets rows of its neighbour or padding. The fix hands the split token counts for HunYuanVL.
-2. CPU GEMM: ``vllm._custom_ops.onednn_mm`` needs a unit stride in the last dim, and HunYuanVL's patch merger passes
-   a permuted tensor. The fix makes such inputs contiguous.
+2. CPU GEMM: ``vllm._custom_ops.onednn_mm`` (float32) and ``weight_packed_linear_cpu`` (the SGL kernel vLLM uses
+   for small bfloat16 weights on AMX CPUs) need a unit stride in the last dim, and HunYuanVL's patch merger passes
+   a permuted tensor (``mat1 must be contiguous at last dimension``). The fixes make such inputs contiguous.
 
 Each fix is applied only when a probe shows the installed vLLM has the fault, so a fixed vLLM is left alone.
 Both probes are cheap (no model). Importing this module imports neither torch nor vllm; ``register()`` does.
@@ -127,9 +128,43 @@ def _fix_onednn_strides() -> bool:
     return True
 
 
+def _sgl_rejects_strided() -> bool:
+    import torch
+    from vllm import _custom_ops as ops
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu() or not torch.cpu._is_amx_tile_supported():
+        return False
+    n, k = 32, 64
+    packed = torch.ops._C.convert_weight_packed(torch.ones(n, k, dtype=torch.bfloat16))
+    strided = torch.ones(k, 3, dtype=torch.bfloat16).t()  # shape [3, K], stride (1, 3)
+    try:
+        ops.weight_packed_linear_cpu(strided, packed, n, None)
+    except RuntimeError:
+        return True
+    return False
+
+
+def _fix_sgl_strides() -> bool:
+    from vllm import _custom_ops as ops
+
+    original = ops.weight_packed_linear_cpu
+    if hasattr(original, "__vidocr_original__") or not _sgl_rejects_strided():
+        return False
+
+    def weight_packed_linear_cpu(x: Any, packed_weight: Any, n: int, bias: Any) -> Any:
+        return original(x if x.stride(-1) == 1 else x.contiguous(), packed_weight, n, bias)
+
+    weight_packed_linear_cpu.__vidocr_original__ = original  # type: ignore[attr-defined]
+    module: Any = ops
+    module.weight_packed_linear_cpu = weight_packed_linear_cpu
+    return True
+
+
 FIXES: dict[str, Callable[[], bool]] = {
     "hunyuan_vl_vision_split": _fix_vision_split,
     "cpu_onednn_strides": _fix_onednn_strides,
+    "cpu_sgl_strides": _fix_sgl_strides,
 }
 
 
