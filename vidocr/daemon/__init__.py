@@ -46,3 +46,10 @@ class WatchOptions:
     metrics_host: str = "127.0.0.1"
     metrics_port: int | None = None
     tick_s: float = field(default=0.25, repr=False)
+
+    def __post_init__(self) -> None:
+        port = self.metrics_port
+        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
+            from vidocr.errors import ConfigError
+
+            raise ConfigError(f"--metrics-port must be a port number from 0 to 65535, got {port!r}")

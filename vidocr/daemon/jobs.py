@@ -263,8 +263,12 @@ class JobQueue:
 
     def retry(self, job_id: int | None = None) -> int:
         """Queue failed jobs again now, with fresh attempts: one by id (failed or pending), or every failed one."""
+        if job_id is not None:
+            _check_id("--retry", job_id)
         now = self._clock()
-        where, args = ("id = ? AND state IN ('failed', 'pending')", (job_id,)) if job_id else ("state = 'failed'", ())
+        where, args = (
+            ("id = ? AND state IN ('failed', 'pending')", (job_id,)) if job_id is not None else ("state = 'failed'", ())
+        )
         with self._tx() as conn:
             return conn.execute(
                 f"UPDATE jobs SET state = 'pending', attempts = 0, next_at = ?, updated_at = ? WHERE {where}",
@@ -276,6 +280,8 @@ class JobQueue:
         return Job.from_row(row) if row else None
 
     def jobs(self, state: str | None = None, limit: int | None = None) -> list[Job]:
+        if limit is not None:
+            _check_id("--limit", limit)
         sql = f"SELECT {_COLUMNS} FROM jobs" + (" WHERE state = ?" if state else "") + " ORDER BY id"
         rows = self.conn.execute(sql + (f" LIMIT {int(limit)}" if limit else ""), (state,) if state else ())
         return [Job.from_row(r) for r in rows]
@@ -294,3 +300,9 @@ class JobQueue:
         """When the earliest pending job becomes due (Unix time), or None."""
         row = self.conn.execute("SELECT min(next_at) FROM jobs WHERE state = 'pending'").fetchone()
         return None if row[0] is None else float(row[0])
+
+
+def _check_id(option: str, value: object) -> None:
+    """Job ids and counts are SQLite integers: a whole number from 1 to 2**63 - 1 (else one line, exit 2)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
+        raise ConfigError(f"{option} must be a whole number from 1 to {2**63 - 1}, got {value!r}")

@@ -12,6 +12,8 @@ import dataclasses
 import glob
 import logging
 import os
+import re
+import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -21,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from vidocr.discover import iter_videos
-from vidocr.errors import ConfigError, EngineError, InputError, VidocrError
+from vidocr.errors import ConfigError, EngineError, InputError, VidocrError, display_path
 from vidocr.index import store
-from vidocr.index.db import open_index, writer_lock
+from vidocr.index.db import check_intact, check_writable, index_error, open_index, writer_lock
 from vidocr.index.sidecars import SIDECAR_EXTENSIONS, find_sidecars, read_sidecar
 from vidocr.index.store import Stamp, TrackData, VideoRow
 from vidocr.types import Cue, VideoInfo
@@ -149,8 +151,13 @@ def build_index(
     extractor = options.extract or PipelineExtractor(_default_extract_options(options.engine))
     try:
         with writer_lock(db, options.lock_timeout_s):
-            builder = _Builder(conn, options, extractor)
-            builder.run(args)
+            check_writable(conn, db)  # a read-only index or a full disk is said now, not after the OCR work
+            builder = _Builder(conn, options, extractor, os.fspath(db))
+            try:
+                builder.run(args)
+            except sqlite3.Error as err:
+                # Each video's rows are one transaction: what was stored before the failure stands.
+                raise index_error(err, db) from None
     finally:
         if options.extract is None and isinstance(extractor, PipelineExtractor):
             extractor.close()
@@ -166,8 +173,8 @@ def _default_extract_options(engine: str) -> Any:
 
 
 class _Builder:
-    def __init__(self, conn: Any, options: BuildOptions, extract: ExtractFn) -> None:
-        self.conn, self.options, self.extract = conn, options, extract
+    def __init__(self, conn: Any, options: BuildOptions, extract: ExtractFn, db: str = "") -> None:
+        self.conn, self.options, self.extract, self.db = conn, options, extract, db
         self.report = BuildReport()
 
     def run(self, args: list[str]) -> None:
@@ -190,12 +197,14 @@ class _Builder:
             self.report.pruned = store.delete_videos(self.conn, [row.id for row in missing.values()])
         else:
             self.report.missing = len(missing)
+        if todo:
+            check_intact(self.conn, self.db)  # before OCR work that a damaged index could not store
         for done, (path, stamp, outcome) in enumerate(todo):
             self._notify(BuildProgress(done, len(todo), path, "start"))
             outcome = self._extract_one(path, stamp, outcome)
             self._notify(BuildProgress(done + 1, len(todo), path, outcome))
         if self.options.sidecars:
-            self._sync_sidecars(sorted(seen))
+            self._sync_sidecars(sorted(seen), _roots(args))
 
     def _plan(self, seen: dict[str, Stamp], known: dict[str, VideoRow]) -> list[tuple[str, Stamp, str]]:
         todo: list[tuple[str, Stamp, str]] = []
@@ -278,7 +287,7 @@ class _Builder:
         self.report.failures.append((path, reason))
         return "failed"
 
-    def _sync_sidecars(self, paths: list[str]) -> None:
+    def _sync_sidecars(self, paths: list[str], roots: list[str]) -> None:
         ids = dict(self.conn.execute("SELECT path, id FROM videos").fetchall())
         stored = store.sidecar_stamps(self.conn)
         folders: dict[str, dict[str, list[str]]] = {}
@@ -292,6 +301,9 @@ class _Builder:
             current: dict[str, Stamp] = {}
             langs: dict[str, str | None] = {}
             for sidecar in find_sidecars(Path(path), folders[folder].get(name.split(".")[0], [])):
+                if not _inside(os.path.realpath(sidecar.path), roots):
+                    log.warning("%s: not read: a link to a file outside the libraries", display_path(sidecar.path))
+                    continue
                 try:
                     current[str(sidecar.path)] = Stamp.of(os.stat(sidecar.path))
                     langs[str(sidecar.path)] = sidecar.lang
@@ -347,6 +359,22 @@ def _in_scope(path: str, args: list[str]) -> bool:
         elif path == root or path.startswith(root.rstrip(os.sep) + os.sep):
             return True
     return False
+
+
+def _roots(args: list[str]) -> list[str]:
+    """The libraries' real folders: those given, a file's folder, a pattern's part before its first wildcard."""
+    roots = []
+    for arg in args:
+        if glob.has_magic(arg):
+            arg = os.path.dirname(re.split(r"[*?\[]", arg, maxsplit=1)[0]) or "."
+        elif not os.path.isdir(arg):
+            arg = os.path.dirname(arg) or "."
+        roots.append(os.path.realpath(arg))
+    return roots
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
 def _hash_or_none(path: str, size: int) -> str | None:

@@ -95,23 +95,33 @@ def open_index(
     db = Path(path)
     if sqlite3.sqlite_version_info < (3, 27, 0):
         raise IndexError_(f"SQLite {sqlite3.sqlite_version} is too old for the index (3.27 or later needed)")
-    if db.is_dir():
+    try:
+        is_dir, exists = db.is_dir(), db.exists()
+    except OSError as err:  # a folder on the way that this user may not enter
+        raise IndexError_(f"cannot reach the index: {err.strerror or err}", str(db)) from None
+    if is_dir:
         raise IndexError_("is a folder, not an index file", str(db))
-    if not db.exists():
+    if not exists:
         if readonly or not create:
             raise IndexError_("no index here (build one with `vidocr index build`)", str(db))
-        db.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise IndexError_(f"cannot create the index's folder: {err.strerror or err}", str(db)) from None
     else:
         _check_header(db)
-    uri = db.absolute().as_uri() + ("?mode=ro" if readonly else "")
+    conn = _connect(db, "?mode=ro" if readonly else "", busy_timeout_s)
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
-    except sqlite3.Error as err:
-        raise IndexError_(f"cannot open: {err}", str(db)) from None
-    conn.text_factory = _text
-    try:
-        conn.create_function("vidocr_fts_body", 1, fts_body, deterministic=True)
-        version = _check_schema(conn, db)
+        try:
+            version = _check_schema(conn, db)
+        except _Unreadable:
+            if not readonly:
+                raise
+            # A WAL index in a folder this process cannot write: SQLite cannot make its shared-memory file.
+            # Nothing can write there either, so the file is read as it stands.
+            conn.close()
+            conn = _connect(db, "?mode=ro&immutable=1", busy_timeout_s)
+            version = _check_schema(conn, db)
         if not readonly:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # safe with WAL: a power cut can only lose the last commit
@@ -120,13 +130,77 @@ def open_index(
         elif version < SCHEMA_VERSION:
             raise IndexError_(f"index schema v{version} is older than v{SCHEMA_VERSION}: run `vidocr index build`")
         conn.execute("PRAGMA foreign_keys=ON")
+    except _Unreadable as err:
+        conn.close()
+        raise index_error(err.args[0], db) from None
     except sqlite3.Error as err:
         conn.close()
-        raise IndexError_(f"cannot use the index: {err}", str(db)) from None
+        raise index_error(err, db) from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _connect(db: Path, query: str, busy_timeout_s: float) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(
+            db.absolute().as_uri() + query, uri=True, timeout=busy_timeout_s, isolation_level=None,
+            check_same_thread=False,
+        )
+    except sqlite3.Error as err:
+        raise index_error(err, db) from None
+    conn.text_factory = _text
+    conn.create_function("vidocr_fts_body", 1, fts_body, deterministic=True)
+    return conn
+
+
+class _Unreadable(Exception):
+    """The first read failed for want of write access (read-only folder), or the file is not SQLite."""
+
+
+def index_error(err: sqlite3.Error, db: str | os.PathLike[str]) -> IndexError_:
+    """An SQLite error as one line that says what happened to the index and what to do (exit code 5)."""
+    name = getattr(err, "sqlite_errorname", "") or ""
+    text = str(err)
+    if name.startswith("SQLITE_CORRUPT") or name.startswith("SQLITE_NOTADB") or "malformed" in text:
+        reason = f"the index file is damaged ({text}); restore a copy, or move it away to build a new one"
+    elif name.startswith("SQLITE_FULL") or "disk is full" in text:
+        reason = "the disk is full: the index could not be written (the change was rolled back); free space and retry"
+    elif name.startswith("SQLITE_READONLY") or "readonly" in text:
+        reason = "the index is read-only (file or folder permissions, or a read-only disk); it was not changed"
+    elif name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        reason = "cannot open the index file (missing folder, or no permission to it)"
+    elif name.startswith("SQLITE_BUSY") or "locked" in text:
+        reason = "the index is busy: another process holds its write lock (try again, or --wait)"
+    elif name.startswith("SQLITE_IOERR") or "disk I/O" in text:
+        reason = f"the disk failed while the index was read or written ({text}); the change was rolled back"
+    else:
+        reason = f"index error: {text}"
+    return IndexError_(reason, os.fspath(db))
+
+
+def check_intact(conn: sqlite3.Connection, db: str | os.PathLike[str]) -> None:
+    """SQLite's quick check of every page (about a second per 150 MB): a damaged index is said before a build
+    spends OCR work that it could not store."""
+    try:
+        row = conn.execute("PRAGMA quick_check(1)").fetchone()
+    except sqlite3.Error as err:
+        raise index_error(err, db) from None
+    if row is None or row[0] != "ok":
+        problem = " ".join(str(row[0] if row else "no answer").split())[:160]
+        raise IndexError_(f"the index file is damaged ({problem}); restore a copy, or move it away to build a new "
+                          "one", os.fspath(db))
+
+
+def check_writable(conn: sqlite3.Connection, db: str | os.PathLike[str]) -> None:
+    """Prove that the index can be written (a real write, committed) before a build does any OCR work; an
+    :class:`IndexError_` saying why not (read-only file or folder, full disk, damaged file) otherwise."""
+    try:
+        with transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_build', ?)", (str(time.time()),))
+    except sqlite3.Error as err:
+        raise index_error(err, db) from None
 
 
 def fs_text(path: str) -> bytes:
@@ -156,6 +230,9 @@ def _check_schema(conn: sqlite3.Connection, db: Path) -> int:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     except sqlite3.DatabaseError as err:
+        name = getattr(err, "sqlite_errorname", "") or ""
+        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")):
+            raise _Unreadable(err) from None
         raise IndexError_(f"not a usable SQLite database ({err}); left unchanged", str(db)) from None
     if app_id != APPLICATION_ID and (app_id != 0 or tables):
         raise IndexError_("an SQLite database of another program, not a vidocr index (left unchanged)", str(db))
@@ -199,16 +276,29 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        # A failed write (full disk, I/O error) may have rolled the transaction back already.
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.Error:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
 
 
 @contextlib.contextmanager
 def writer_lock(db: str | os.PathLike[str], timeout_s: float = 0.0) -> Iterator[None]:
-    """Hold the builders' lock on ``db`` (wait up to ``timeout_s``, then raise :class:`IndexError_`)."""
-    lock_path = Path(f"{os.fspath(db)}.lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold the builders' lock on ``db`` (wait up to ``timeout_s``, then raise :class:`IndexError_`).
+
+    The lock file is beside the index's real file (links resolved): every path to one index takes one lock."""
+    lock_path = Path(f"{os.path.realpath(db)}.lock")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise IndexError_(f"cannot create the builders' lock {lock_path.name}: {err.strerror or err}",
+                          os.fspath(db)) from None
     try:
         deadline = time.monotonic() + timeout_s
         while not _try_lock(fd):

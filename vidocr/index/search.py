@@ -18,6 +18,9 @@ from vidocr.errors import ConfigError, IndexError_, as_text
 from vidocr.index.db import SCHEMA_VERSION
 from vidocr.index.text import highlight_spans, mark, parse_query
 
+#: The most hits one search returns (SQLite integers stop at 2**63 - 1; a screen long before).
+MAX_LIMIT = 1_000_000
+
 
 @dataclass(frozen=True)
 class SearchOptions:
@@ -76,8 +79,9 @@ class SearchResult:
 def search(conn: sqlite3.Connection, query: str, options: SearchOptions | None = None) -> SearchResult:
     """Best ``options.limit`` cues for ``query`` (see :func:`vidocr.index.text.parse_query` for the syntax)."""
     options = options or SearchOptions()
-    if options.limit < 1 or options.rank_window < 1:
-        raise ConfigError("limit and rank_window must be at least 1")
+    for name, value in (("limit", options.limit), ("rank_window", options.rank_window)):
+        if not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+            raise ConfigError(f"{name} must be a whole number from 1 to {MAX_LIMIT:,}, got {value!r}")
     started = time.perf_counter()
     parsed = parse_query(query)
     join, where, params = _filters(conn, options)
