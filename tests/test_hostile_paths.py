@@ -182,3 +182,25 @@ def test_extract_never_overwrites_its_own_input(tmp_path: Path, samples: Path,
     # An output folder that is the input's folder through a link: the same file.
     assert main(["extract", str(clip), "-q", "-o", str(link)]) == 1
     assert "would overwrite itself" in capsys.readouterr().err and clip.read_bytes() == before
+
+
+@pytest.mark.parametrize("stem", ["a" * 240, "长" * 80], ids=["ascii-240", "cjk-240-bytes"])
+def test_long_names_are_written_and_leave_no_temp_file(tmp_path: Path, stem: str) -> None:
+    from vidocr.atomic import write_texts_atomic
+    from vidocr.daemon.worker import _remove_stale_temps
+
+    # The final names fit in 255 bytes; their temp names (".<name>.XXXXXXXX.tmp") did not.
+    targets = [tmp_path / f"{stem}.{ext}" for ext in ("srt", "json", "vtt", "ass")]
+    assert all(len(os.fsencode(t.name)) <= 255 for t in targets)
+    write_texts_atomic([(t, f"text of {t.suffix}") for t in targets])
+    assert sorted(os.listdir(tmp_path)) == sorted(t.name for t in targets)
+    assert (tmp_path / f"{stem}.json").read_text(encoding="utf-8") == "text of .json"
+    # A temp file that a kill left behind is found by the daemon under its cut name.
+    from vidocr.atomic import temp_name_part
+
+    stale = tmp_path / f".{temp_name_part(stem + '.srt')}.abcd1234.tmp"
+    stale.write_text("half")
+    other = tmp_path / ".other.srt.abcd1234.tmp"
+    other.write_text("not ours")
+    _remove_stale_temps(tmp_path, stem)
+    assert not stale.exists() and other.exists()

@@ -15,6 +15,14 @@ from pathlib import Path
 
 from vidocr.errors import OutputError
 
+#: Bytes of the target's name kept in its temp file's name (``.<name>.XXXXXXXX.tmp``).
+TEMP_NAME_KEEP = 200
+
+
+def temp_name_part(name: str) -> str:
+    """The part of a target's name that its temp file's name starts with (after the dot)."""
+    return os.fsdecode(os.fsencode(name)[:TEMP_NAME_KEEP])
+
 
 def current_umask() -> int:
     """The process umask, read without changing it where Linux allows (``os.umask`` sets it process-wide,
@@ -66,7 +74,8 @@ def _write_temp(target: Path, text: str) -> str:
     folder = target.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        # The temp name must fit wherever the final name fits (255 bytes): a long name is cut short in it.
+        fd, tmp = tempfile.mkstemp(prefix=f".{temp_name_part(target.name)}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise OutputError(f"cannot write output: {exc.strerror or exc}", str(target)) from None
     try:

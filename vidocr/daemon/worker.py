@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from vidocr.atomic import TEMP_NAME_KEEP, temp_name_part
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
@@ -245,13 +246,21 @@ def _hash_or_none(path: str, size: int) -> str | None:
 
 
 def _remove_stale_temps(folder: Path, stem: str) -> None:
-    """Delete ``.<stem>.<ext>.XXXXXXXX.tmp`` files that an atomic write killed midway left behind."""
-    exts = {f".{get_writer(name).extension}." for name in WRITERS}
+    """Delete ``.<stem>[.<lang>].<ext>.XXXXXXXX.tmp`` files that an atomic write killed midway left behind (a long
+    name is cut short in its temp's name: :func:`vidocr.atomic.temp_name_part`)."""
+    exts = tuple(f".{get_writer(name).extension}" for name in WRITERS)
     try:
         names = os.listdir(folder)
     except OSError:
         return
     for name in names:
-        if name.startswith(f".{stem}.") and name.endswith(".tmp") and any(e in name[len(stem) + 1:] for e in exts):
+        if not (name.startswith(".") and name.endswith(".tmp") and len(name) > 14 and name[-13] == "."):
+            continue
+        target = name[1:-13]  # the target's name, or its first bytes when it was long
+        if len(os.fsencode(target)) >= TEMP_NAME_KEEP:
+            ours = temp_name_part(f"{stem}.").startswith(target) or target.startswith(f"{stem}.")
+        else:
+            ours = target.startswith(f"{stem}.") and target.endswith(exts)
+        if ours:
             with contextlib.suppress(OSError):
                 os.unlink(folder / name)
