@@ -49,11 +49,22 @@ def deep(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     video = folder / "bottom.mp4"
     video.write_bytes(os.urandom(2000))
     yield root, video
-    video.unlink(missing_ok=True)
-    for path in reversed(folders):
-        for name in os.listdir(path):
-            os.unlink(path / name)
-        path.rmdir()
+    remove_tree(root)
+
+
+def remove_tree(root: Path) -> None:
+    """``rm -r`` without recursion (shutil.rmtree recurses once per level in Python 3.11)."""
+    folders, stack = [], [str(root)]
+    while stack:
+        top = stack.pop()
+        folders.append(top)
+        for entry in os.scandir(top):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            else:
+                os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
 
 
 def test_display_path_escapes_what_cannot_be_shown_on_one_line() -> None:
@@ -109,6 +120,24 @@ def test_the_watcher_walks_a_deep_tree_and_does_not_start_recursive_file_events(
         assert watcher._start_observer() is None  # watchdog's inotify walk recurses: rescans only
     finally:
         queue.close()
+
+
+def test_watch_once_mirrors_a_deep_tree_into_its_output_folder(deep: tuple[Path, Path], tmp_path: Path,
+                                                               samples: Path) -> None:
+    root, video = deep
+    shutil.copy(samples / "short_cue.mp4", video)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "vidocr.cli", "watch", str(root), "--once", "--settle", "0.1", "-o", str(out),
+         "--workers", "1", "-q", "--end", "2.2"],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent,
+    )
+    try:
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        srt = out.joinpath(*video.relative_to(root).parts[:-1], "bottom.srt")
+        assert "第一句比较长一点" in srt.read_text(encoding="utf-8")
+    finally:
+        remove_tree(out)
 
 
 def test_names_that_are_not_utf8_are_indexed_losslessly(tmp_path: Path) -> None:

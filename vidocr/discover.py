@@ -162,6 +162,25 @@ def deeper_than(folder: str | os.PathLike[str], limit: int) -> bool:
     return False
 
 
+def make_folders(folder: str | os.PathLike[str]) -> None:
+    """``mkdir -p`` without recursion (``os.makedirs`` and ``Path.mkdir(parents=True)`` recurse once per missing
+    level: a tree 1,100 levels deep mirrored into an output folder raised RecursionError)."""
+    missing = []
+    path = os.path.abspath(folder)
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+
+
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)

@@ -22,7 +22,7 @@ from vidocr.atomic import TEMP_NAME_KEEP, temp_name_part
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
-from vidocr.discover import output_stem
+from vidocr.discover import make_folders, output_stem
 from vidocr.errors import ConfigError, EngineError, IndexError_, InputError, OutputError, VidocrError
 from vidocr.formats import WRITERS, get_writer, output_path, write_outputs
 from vidocr.index.db import fs_text
@@ -133,6 +133,10 @@ class JobRunner:
         _remove_stale_temps(out_dir, stem)  # left by a kill during an earlier attempt's atomic write
         if not cues:
             return []
+        try:
+            make_folders(out_dir)  # before the writer's own mkdir, which recurses once per level of a deep tree
+        except OSError as err:
+            raise OutputError(f"cannot create the output folder: {err.strerror or err}", str(out_dir)) from None
         translate_to = getattr(opts.extract, "translate_to", None)
         return write_outputs(cues, info, out_dir, stem, list(opts.formats), translate_to=translate_to,
                              bilingual_cues=opts.bilingual)
