@@ -212,6 +212,8 @@ def test_restarting_mpegts_timestamps_keep_a_monotonic_clock(tmp_path: Path, rap
     assert len(times) == 150  # every frame of both (75 each); all were dropped after the restart before
     assert times == sorted(set(times)) and times[75] == 3000  # one frame step after the first recording's last
     assert any("timestamps restart" in r.getMessage() for r in caplog.records)
+    with VideoSource(path) as src:  # a seek by the file's timestamps would land in the other recording
+        assert [f.ts.ms for f in src.frames(3.5)] == times[88:]
     cues, info = extract(path, ExtractOptions(zones="bottom"), engine=rapid_engine)  # type: ignore[arg-type]
     got = [(c.start_ms, c.end_ms, c.text) for c in cues]
     assert got == [(600, 2400, "第一段录像"), (3600, 5400, "第二段录像")]

@@ -284,7 +284,7 @@ class VideoSource:
         """Decode frames in presentation order, timestamps relative to the first frame.
 
         ``start``/``end`` are seconds on that same relative clock; frames before ``start`` are
-        decoded but not yielded (after a keyframe seek), decoding stops at ``end``.
+        decoded but not yielded (after a keyframe seek; in MPEG-TS from the start), decoding stops at ``end``.
         Corrupt packets are skipped and counted in :attr:`corrupt_frames`.
 
         The clock is monotonic, as players keep it: where the timestamps restart (a frame more than
@@ -299,7 +299,10 @@ class VideoSource:
         stream.thread_type = "AUTO"
         tb = self._facts.time_base
         origin = self._facts.start_pts
-        if start and start > 0:
+        discontinuous = bool(self._container.format.flags & _AVFMT_TS_DISCONT)
+        # A seek goes by the file's own timestamps: in MPEG-TS they may restart, and it would land in another
+        # recording. There the frames before ``start`` are decoded instead (correct, and slower).
+        if start and start > 0 and not discontinuous:
             target = int(start / tb) + (origin or 0)
             try:
                 self._container.seek(target, stream=stream, backward=True, any_frame=False)
@@ -307,7 +310,7 @@ class VideoSource:
                 log.debug("seek failed in %s (%s); decoding from the start", self.path, exc)
         step = _frame_step(stream, tb)
         back_limit = _JUMP_BACK_S / tb
-        forward_limit = _JUMP_FORWARD_S / tb if self._container.format.flags & _AVFMT_TS_DISCONT else None
+        forward_limit = _JUMP_FORWARD_S / tb if discontinuous else None
         index = 0
         offset = 0  # added to the file's timestamps after a discontinuity
         undo: tuple[int, int, int] | None = None  # (raw pts and offset before the last jump, frame index it ends)
