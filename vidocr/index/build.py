@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vidocr.discover import iter_videos
-from vidocr.errors import ConfigError, EngineError, InputError, VidocrError, display_path
+from vidocr.errors import ConfigError, EngineError, InputError, VidocrError, display_path, one_line
 from vidocr.index import store
 from vidocr.index.db import check_intact, check_writable, index_error, open_index, writer_lock
 from vidocr.index.sidecars import SIDECAR_EXTENSIONS, find_sidecars, read_sidecar
@@ -185,7 +185,7 @@ class _Builder:
             try:
                 st = os.stat(path)
             except OSError as err:
-                log.warning("skipping %s: %s", path, err.strerror)
+                log.warning("skipping %s: %s", display_path(path), err.strerror or err)
                 continue
             if stat.S_ISREG(st.st_mode):
                 seen[path] = Stamp.of(st)
@@ -268,7 +268,9 @@ class _Builder:
         except (VidocrError, OSError) as err:
             return self._fail(path, stamp, content, err.reason if isinstance(err, VidocrError) else str(err))
         except Exception as err:
-            log.exception("unexpected failure on %s", path)
+            # One line, as for any failure (the traceback is in the debug log): the build goes on.
+            log.error("%s: internal error: %s: %s", display_path(path), type(err).__name__, one_line(str(err)))
+            log.debug("traceback of the internal error on %s", display_path(path), exc_info=True)
             return self._fail(path, stamp, content, f"internal error: {type(err).__name__}: {err}")
         opts = self.options
         tracks = [TrackData("ocr", "original", opts.lang, [(c.start_ms, c.end_ms, c.text) for c in cues if c.text])]
@@ -281,7 +283,7 @@ class _Builder:
         return outcome
 
     def _fail(self, path: str, stamp: Stamp, content: str | None, reason: str) -> str:
-        log.warning("%s: %s", path, reason)
+        log.warning("%s: %s", display_path(path), one_line(reason))
         store.save_video(self.conn, path, stamp, content, [], engine=self.options.engine, error=reason)
         self.report.failed += 1
         self.report.failures.append((path, reason))
