@@ -202,3 +202,14 @@ def test_a_sidecar_link_out_of_the_library_is_not_read(tmp_path: Path) -> None:
     report = build_index(db, [lib], BuildOptions(extract=Fake(), engine="fake", sidecars=True))
     assert report.sidecar_tracks == 1
     assert hits(db, "secret") == [] and hits(db, "library") == ["film.mp4"]
+
+
+def test_hostile_sidecars_are_skipped_or_failed_one_by_one(tmp_path: Path) -> None:
+    lib = library(tmp_path / "lib", ["film.mp4"])
+    huge = "99999999999999999999999:00:00.000 --> 99999999999999999999999:00:01.000"
+    (lib / "film.vtt").write_text(f"WEBVTT\n\n{huge}\nhuge\n\n00:01.000 --> 00:02.000\nkept words\n")
+    (lib / "film.x.ass").write_text("[Events]\nFormat: Start, End, Text\nDialogue: 1e400:00:00.00, 0:00:01.00, x\n")
+    (lib / "film.y.srt").write_bytes(os.urandom(3000))
+    report = build_index(tmp_path / "index.sqlite", [lib], BuildOptions(extract=Fake(), engine="fake", sidecars=True))
+    assert (report.indexed, report.sidecar_errors) == (1, 1)
+    assert hits(tmp_path / "index.sqlite", "kept") == ["film.mp4"]

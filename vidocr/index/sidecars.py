@@ -16,7 +16,7 @@ from pathlib import Path
 import pysrt
 
 from vidocr.discover import output_stem
-from vidocr.errors import InputError
+from vidocr.errors import InputError, one_line
 
 SIDECAR_EXTENSIONS = (".srt", ".vtt", ".ass", ".ssa")
 _LANG = re.compile(r"^[a-z]{2,3}([-_][a-z0-9]{2,8})*$", re.IGNORECASE)
@@ -26,6 +26,7 @@ _TAG = re.compile(r"<[^>]*>|\{\\[^}]*\}")
 _ASS_OVERRIDE = re.compile(r"\{[^}]*\}")
 
 Cues = list[tuple[int, int, str]]
+_MAX_MS = 2**53
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,11 @@ def read_sidecar(path: Path) -> Cues:
             cues = [(item.start.ordinal, item.end.ordinal, item.text) for item in pysrt.from_string(text)]
         else:
             cues = parse_vtt(text) if suffix == ".vtt" else parse_ass(text)
-    except (ValueError, IndexError) as err:
-        raise InputError(f"malformed subtitles: {err}", str(path)) from None
-    return [(start, end, clean) for start, end, body in cues if (clean := _clean(body))]
+    except (ValueError, IndexError, OverflowError, AttributeError, TypeError) as err:
+        raise InputError(f"malformed subtitles: {one_line(str(err))[:200]}", str(path)) from None
+    # Times past ~285 million years are junk (and would not fit SQLite's integers).
+    return [(start, end, clean) for start, end, body in cues if 0 <= start <= _MAX_MS and 0 <= end <= _MAX_MS
+            and (clean := _clean(body))]
 
 
 def decode(data: bytes) -> str:
