@@ -286,3 +286,20 @@ def test_stream_option_chooses_the_video_stream(tmp_path: Path, small_video: Pat
     assert err.strip() == f"error: {preview}: no video stream 7 (video streams: 0, 1)"
     assert main(["extract", str(preview), "--stream", "-1", "-q"]) == 2
     assert "--stream must be a number from 0 to 65535" in capsys.readouterr().err
+
+
+def test_a_picture_size_change_mid_stream_is_scaled_to_the_stream_size(tmp_path: Path, rapid_engine: object) -> None:
+    # A broadcast switching from HD to SD (or a damaged header): later stages assume one frame size.
+    first = tmp_path / "hd.ts"
+    render_video(SynthSpec(width=640, height=360, duration=3.0, container="ts", background="dark",
+                           cues=(SynthCue(0.6, 2.4, "第一段录像"),)), first)
+    second = tmp_path / "sd.ts"
+    render_video(SynthSpec(width=320, height=180, duration=3.0, container="ts", background="dark", seed=3,
+                           cues=(SynthCue(0.6, 2.4, "第二段录像"),)), second)
+    path = tmp_path / "switch.ts"
+    path.write_bytes(first.read_bytes() + second.read_bytes())
+    with VideoSource(path) as src:
+        sizes = {f.luma().shape for f in src.frames()}
+        assert sizes == {(360, 640)} and src.rescaled_frames == 75
+    cues, info = extract(path, ExtractOptions(zones="bottom"), engine=rapid_engine)  # type: ignore[arg-type]
+    assert [c.text for c in cues] == ["第一段录像", "第二段录像"] and info.stats["rescaled_frames"] == 75

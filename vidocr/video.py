@@ -131,6 +131,7 @@ class _StreamFacts:
     start_pts: int | None
     time_base: Fraction
     expected_end_s: float | None  # the video's end by the container's own account, relative to its first frame
+    coded_size: tuple[int, int]  # width, height of the stored pictures (before display rotation)
 
 
 class VideoSource:
@@ -149,6 +150,9 @@ class VideoSource:
         self.discontinuities = 0
         #: Set when decoding ended well before the end the container announces (a truncated file).
         self.ended_early = False
+        #: Frames whose picture size was not the stream's (a size change mid-stream, or a damaged header),
+        #: scaled to it: every stage after this one sees one frame size.
+        self.rescaled_frames = 0
         self._facts: _StreamFacts
         key = os.fspath(self.path.absolute())
         first = _OPEN.get(key)
@@ -230,7 +234,8 @@ class VideoSource:
         rate = stream.average_rate or stream.guessed_rate
         fps = float(rate) if rate else None
         start_s = float(stream.start_time * time_base) if stream.start_time is not None else 0.0
-        self._facts = _StreamFacts(index, stream.start_time, time_base, self._expected_end(stream, start_s))
+        coded = (height, width) if rotation % 180 else (width, height)
+        self._facts = _StreamFacts(index, stream.start_time, time_base, self._expected_end(stream, start_s), coded)
         frames = stream.frames or (round(duration * fps) if duration and fps else None)
         return VideoInfo(
             path=as_text(str(self.path)),
@@ -350,12 +355,29 @@ class VideoSource:
             if end is not None and rel.seconds >= end:
                 finished = False
                 break
-            yield DecodedFrame(rel, index, frame, self.info.rotation)
+            fitted = self._fit(frame)
+            if fitted is None:
+                continue
+            yield DecodedFrame(rel, index, fitted, self.info.rotation)
             index += 1
         if index == 0 and self.corrupt_frames and start is None:
             raise DecodeError(f"no decodable frames ({self.corrupt_frames} corrupt)", str(self.path))
         decoded_end = (last_pts - origin + step) * tb if last_pts is not None and origin is not None else None
         self._report(finished and decoded_end is not None, float(decoded_end or 0), end)
+
+    def _fit(self, frame: av.VideoFrame) -> av.VideoFrame | None:
+        """The frame at the stream's picture size: scaled when its size differs (None if it cannot be)."""
+        width, height = self._facts.coded_size
+        if frame.width == width and frame.height == height:
+            return frame
+        self.rescaled_frames += 1
+        self.info.stats["rescaled_frames"] = self.rescaled_frames
+        try:
+            return frame.reformat(width=width, height=height)
+        except Exception as exc:  # noqa: BLE001 - a picture FFmpeg cannot even scale is a corrupt frame
+            self.corrupt_frames += 1
+            log.debug("%s: frame of %dx%d dropped: %s", self.path, frame.width, frame.height, _why(exc))
+            return None
 
     def _report(self, finished: bool, decoded_end: float, end: float | None) -> None:
         """Say (once per file: not from a second source on it) what the decoding found out about the file."""
@@ -413,8 +435,7 @@ class VideoSource:
                                 break  # the keyframe the previous seek landed on: nothing new to see
                             landed = packet.pts
                         frames = packet.decode()
-                        if frames:
-                            frame = frames[0]
+                        if frames and (frame := self._fit(frames[0])) is not None:
                             pts = frame.pts if frame.pts is not None else origin
                             yield DecodedFrame(Timestamp(pts - origin, stream_tb), i, frame, self.info.rotation)
                             break
