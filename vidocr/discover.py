@@ -56,26 +56,49 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def overwrites_input(
-    video: Path, folder: Path, stem: str, formats: Sequence[str], translate_to: str | None, inputs: Iterable[Path]
+    video: Path, folder: Path, stem: str, formats: Sequence[str], translate_to: str | None, inputs: Sequence[Path]
 ) -> str | None:
     """Why (one line naming ``video``) its outputs (``<folder>/<stem>[.<lang>].<ext>``) must not be written,
     when one of them is a file of this run's ``inputs`` (a video named ``clip.srt`` given explicitly would be
     replaced by its own subtitles); None when none is. Paths are compared resolved (links, ``..``), and as
-    files (hard links)."""
+    files (hard links). The inputs are looked up once per list (a batch calls this for each of its videos)."""
     from vidocr.formats import output_path
 
+    by_path, by_inode = _input_keys(inputs)
     suffixes = [""] + ([f".{translate_to}"] if translate_to else [])
-    targets = [output_path(folder, stem, fmt, suffix) for suffix in suffixes for fmt in formats]
-    sources = {os.path.realpath(p): p for p in inputs}
-    for target in targets:
-        hit = sources.get(os.path.realpath(target))
-        if hit is None and target.exists():
-            hit = next((p for p in sources.values() if _same_file(p, target)), None)
+    for target in (output_path(folder, stem, fmt, suffix) for suffix in suffixes for fmt in formats):
+        hit = by_path.get(os.path.realpath(target))
+        if hit is None:
+            try:
+                st = os.stat(target)
+            except (OSError, ValueError):
+                continue
+            hit = by_inode.get((st.st_dev, st.st_ino))
         if hit is not None:
             what = "itself" if hit == video or _same_file(hit, video) else f"the input {display_path(hit)}"
             return (f"{display_path(video)}: its {target.suffix[1:]} output would overwrite {what}; "
                     "give another output folder with -o")
     return None
+
+
+_INPUT_KEYS: list[tuple[Sequence[Path], int, dict[str, Path], dict[tuple[int, int], Path]]] = []
+
+
+def _input_keys(inputs: Sequence[Path]) -> tuple[dict[str, Path], dict[tuple[int, int], Path]]:
+    """The inputs by resolved path and by (device, inode), computed once for the same list of inputs."""
+    if _INPUT_KEYS and _INPUT_KEYS[0][0] is inputs and _INPUT_KEYS[0][1] == len(inputs):
+        return _INPUT_KEYS[0][2], _INPUT_KEYS[0][3]
+    by_path: dict[str, Path] = {}
+    by_inode: dict[tuple[int, int], Path] = {}
+    for path in inputs:
+        by_path.setdefault(os.path.realpath(path), path)
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        by_inode.setdefault((st.st_dev, st.st_ino), path)
+    _INPUT_KEYS[:] = [(inputs, len(inputs), by_path, by_inode)]
+    return by_path, by_inode
 
 
 def iter_videos(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
