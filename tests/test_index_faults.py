@@ -213,3 +213,24 @@ def test_hostile_sidecars_are_skipped_or_failed_one_by_one(tmp_path: Path) -> No
     report = build_index(tmp_path / "index.sqlite", [lib], BuildOptions(extract=Fake(), engine="fake", sidecars=True))
     assert (report.indexed, report.sidecar_errors) == (1, 1)
     assert hits(tmp_path / "index.sqlite", "kept") == ["film.mp4"]
+
+
+def test_a_damaged_index_is_one_line_for_search_and_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vidocr.cli import main
+
+    lib = library(tmp_path / "lib", [f"v{i}.mp4" for i in range(6)])
+    db = tmp_path / "index.sqlite"
+    build_index(db, [lib], BuildOptions(extract=Fake(60), engine="fake"))
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page, pages = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_size", "page_count"))
+    conn.close()
+    data = bytearray(db.read_bytes())
+    for n in range(2, pages - 1):
+        data[n * page + 8 : n * page + 300] = os.urandom(292)
+    db.write_bytes(bytes(data))
+    for args in (["search", "word", "--db", str(db)], ["search", "line", "--db", str(db), "--video", "*v1*"],
+                 ["index", "status", "--db", str(db)]):
+        assert main(args) == 5, args
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "damaged" in err, (args, err)

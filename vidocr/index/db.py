@@ -159,7 +159,7 @@ class _Unreadable(Exception):
     """The first read failed for want of write access (read-only folder), or the file is not SQLite."""
 
 
-def index_error(err: sqlite3.Error, db: str | os.PathLike[str]) -> IndexError_:
+def index_error(err: sqlite3.Error, db: str | os.PathLike[str] | None) -> IndexError_:
     """An SQLite error as one line that says what happened to the index and what to do (exit code 5)."""
     name = getattr(err, "sqlite_errorname", "") or ""
     text = str(err)
@@ -177,7 +177,7 @@ def index_error(err: sqlite3.Error, db: str | os.PathLike[str]) -> IndexError_:
         reason = f"the disk failed while the index was read or written ({text}); the change was rolled back"
     else:
         reason = f"index error: {text}"
-    return IndexError_(reason, os.fspath(db))
+    return IndexError_(reason, os.fspath(db) if db is not None else None)
 
 
 def check_intact(conn: sqlite3.Connection, db: str | os.PathLike[str]) -> None:
@@ -233,6 +233,8 @@ def _check_schema(conn: sqlite3.Connection, db: Path) -> int:
         name = getattr(err, "sqlite_errorname", "") or ""
         if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")):
             raise _Unreadable(err) from None
+        if name.startswith("SQLITE_CORRUPT"):
+            raise index_error(err, db) from None
         raise IndexError_(f"not a usable SQLite database ({err}); left unchanged", str(db)) from None
     if app_id != APPLICATION_ID and (app_id != 0 or tables):
         raise IndexError_("an SQLite database of another program, not a vidocr index (left unchanged)", str(db))

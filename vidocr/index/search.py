@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vidocr.errors import ConfigError, IndexError_, as_text
-from vidocr.index.db import SCHEMA_VERSION
+from vidocr.index.db import SCHEMA_VERSION, index_error
 from vidocr.index.text import highlight_spans, mark, parse_query
 
 #: The most hits one search returns (SQLite integers stop at 2**63 - 1; a screen long before).
@@ -84,10 +84,10 @@ def search(conn: sqlite3.Connection, query: str, options: SearchOptions | None =
             raise ConfigError(f"{name} must be a whole number from 1 to {MAX_LIMIT:,}, got {value!r}")
     started = time.perf_counter()
     parsed = parse_query(query)
-    join, where, params = _filters(conn, options)
-    base = f"FROM cue_fts f {join} WHERE cue_fts MATCH ? {where}"
-    args = [parsed.match, *params]
     try:
+        join, where, params = _filters(conn, options)
+        base = f"FROM cue_fts f {join} WHERE cue_fts MATCH ? {where}"
+        args = [parsed.match, *params]
         row = conn.execute(
             f"SELECT f.rowid {base} ORDER BY f.rowid DESC LIMIT 1 OFFSET ?", (*args, options.rank_window - 1)
         ).fetchone()
@@ -96,7 +96,11 @@ def search(conn: sqlite3.Connection, query: str, options: SearchOptions | None =
         scores = dict(ranked.fetchall())
         hits = _hits(conn, scores, parsed, options) if scores else []
     except sqlite3.OperationalError as err:
-        raise IndexError_(f"search failed: {err}") from None
+        if getattr(err, "sqlite_errorname", "").startswith(("SQLITE_ERROR", "SQLITE_MISMATCH")):
+            raise IndexError_(f"search failed: {err}") from None
+        raise index_error(err, None) from None
+    except sqlite3.Error as err:  # a damaged index, an I/O error
+        raise index_error(err, None) from None
     return SearchResult(query, parsed.match, hits, row is not None, time.perf_counter() - started)
 
 
@@ -161,14 +165,17 @@ def index_status(conn: sqlite3.Connection, db: str | os.PathLike[str]) -> IndexS
     """Counts, size on disk (with the WAL) and the failed videos with their reasons."""
     one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
     size = sum(p.stat().st_size for p in (Path(db), Path(f"{os.fspath(db)}-wal")) if p.exists())
-    failures = conn.execute("SELECT path, error FROM videos WHERE status = 'failed' ORDER BY path").fetchall()
-    return IndexStatus(
-        os.fspath(db),
-        SCHEMA_VERSION,
-        one("SELECT count(*) FROM videos"),
-        len(failures),
-        one("SELECT count(*) FROM cues"),
-        one("SELECT count(*) FROM tracks WHERE source = 'sidecar'"),
-        size,
-        [(p, e or "") for p, e in failures],
-    )
+    try:
+        failures = conn.execute("SELECT path, error FROM videos WHERE status = 'failed' ORDER BY path").fetchall()
+        return IndexStatus(
+            os.fspath(db),
+            SCHEMA_VERSION,
+            one("SELECT count(*) FROM videos"),
+            len(failures),
+            one("SELECT count(*) FROM cues"),
+            one("SELECT count(*) FROM tracks WHERE source = 'sidecar'"),
+            size,
+            [(p, e or "") for p, e in failures],
+        )
+    except sqlite3.Error as err:  # a damaged index, an I/O error
+        raise index_error(err, db) from None
