@@ -470,7 +470,8 @@ def run_extract(args: argparse.Namespace) -> int:
                 results.append(FileResult(str(video), "skipped"))
                 continue
             if engine is None and video.is_file():
-                engine = BackgroundEngine(options.engine, options.engine_options)
+                engine = BackgroundEngine(options.engine, options.engine_options,
+                                          loading_to=None if args.quiet else sys.stderr)
             results.append(_extract_one(video, options, engine, plan, args))
     finally:
         if engine is not None:

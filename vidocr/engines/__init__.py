@@ -9,13 +9,15 @@ pip command that installs it.
 from __future__ import annotations
 
 import importlib
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
 
 import numpy as np
 
-from vidocr.errors import ConfigError, EngineUnavailable
+from vidocr.errors import ConfigError, EngineError, EngineUnavailable, VidocrError
 from vidocr.types import OcrResult, Task
 
 
@@ -111,9 +113,18 @@ def load_engine_class(name: str) -> type[Any]:
 
 
 def create_engine(name: str, options: EngineOptions | None = None) -> OcrEngine:
-    """Build an engine by registry name."""
-    cls = load_engine_class(name)
-    engine: OcrEngine = cls(options or EngineOptions())
+    """Build an engine by registry name; any failure is a :class:`VidocrError` (one line, with its cause)."""
+    return _build(name, load_engine_class(name), options or EngineOptions())
+
+
+def _build(name: str, cls: type[Any], options: EngineOptions) -> OcrEngine:
+    try:
+        engine: OcrEngine = cls(options)
+    except VidocrError:
+        raise
+    except Exception as exc:  # a library's own error (torch, transformers, vLLM): one line with its cause
+        cause = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise EngineError(f"engine {name!r} could not start: {cause}") from exc
     return engine
 
 
@@ -134,10 +145,15 @@ class BackgroundEngine:
 
     The class is imported at once (a missing extra is reported before any work); building it
     (model loading: seconds) overlaps with opening the video and finding the
-    band. ``recognize`` waits for the build; a build error surfaces there.
+    band. ``recognize`` waits for the build; a build error surfaces there, as an :class:`EngineError`.
+    ``loading_to``: a stream (the CLI's stderr) that gets "loading model NAME (N s)" lines while a build
+    takes more than ``LOADING_FIRST`` seconds, then how long it took.
     """
 
-    def __init__(self, name: str, options: EngineOptions | None = None) -> None:
+    LOADING_FIRST = 2.0
+    LOADING_EVERY = 5.0
+
+    def __init__(self, name: str, options: EngineOptions | None = None, loading_to: TextIO | None = None) -> None:
         import concurrent.futures
 
         options = options or EngineOptions()
@@ -148,8 +164,28 @@ class BackgroundEngine:
         self.tasks = engine_spec(name).tasks
         self.preferred_batch = options.batch_size or 8
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="vidocr-engine-load")
-        self._future = self._pool.submit(cls, options)
+        self._future = self._pool.submit(_build, name, cls, options)
         self._closed = False
+        if loading_to is not None:
+            threading.Thread(target=self._report_loading, args=(loading_to,), name="vidocr-engine-loading",
+                             daemon=True).start()
+
+    def _report_loading(self, stream: TextIO) -> None:
+        """Progress lines while the build runs; a broken stream never breaks the run."""
+        import concurrent.futures
+
+        t0 = time.monotonic()
+        wait = self.LOADING_FIRST
+        shown = False
+        try:
+            while not concurrent.futures.wait([self._future], timeout=wait).done:
+                print(f"vidocr: loading model {self.name} ({time.monotonic() - t0:.0f} s)", file=stream, flush=True)
+                shown, wait = True, self.LOADING_EVERY
+            if shown:
+                state = "failed" if self._future.exception() is not None else "loaded"
+                print(f"vidocr: model {self.name} {state} in {time.monotonic() - t0:.0f} s", file=stream, flush=True)
+        except (OSError, ValueError):
+            pass
 
     @property
     def engine(self) -> OcrEngine:
