@@ -13,14 +13,18 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import torch
-from transformers import AutoProcessor, HunYuanVLForConditionalGeneration
 
-from vidocr.engines import ENGINES, EngineOptions
+from vidocr.engines import ENGINES, EngineOptions, liblogs
 from vidocr.engines.hunyuan_common import load_profile, local_model_dir, question_for, raw_prompt, to_pil, too_small
 from vidocr.engines.vlm_output import OutputStats, parse_output
 from vidocr.errors import EngineError
 from vidocr.types import OcrResult, Task
+
+liblogs.prepare_transformers()  # before transformers is imported: its verbosity follows vidocr's
+import torch  # noqa: E402
+from transformers import AutoProcessor, HunYuanVLForConditionalGeneration  # noqa: E402
+
+liblogs.route_here()
 
 log = logging.getLogger("vidocr")
 

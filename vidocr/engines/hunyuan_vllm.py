@@ -7,25 +7,97 @@ Settings come from a model profile (configs/models/*.yaml); ``EngineOptions.extr
 (``model``, ``profile``, ``dtype``, ``max_model_len``, ``max_num_seqs``, ``max_pixels``, ``max_tokens``, ...) and
 ``engine_kwargs`` is passed to ``vllm.LLM`` as-is. The batched-image fix is the vLLM plugin
 :mod:`vidocr.vllm_plugin`, which vLLM loads in every process of its own.
+
+On a CPU build of vLLM (the platform vLLM reports) the profile's GPU settings do not fit: the dtype is bfloat16 only
+where the CPU computes it natively (AMX or AVX512-BF16) and vidocr's plugin carries the CPU GEMM stride fixes, else
+float32; the KV cache gets a fixed size (``kv_cache_gb``, default a quarter of the free memory within 1-4 GiB)
+instead of ``gpu_memory_utilization``, which vLLM's CPU backend reads as the share of all RAM to reserve. An option
+given explicitly (``dtype``, ``gpu_memory_utilization``, ``VLLM_CPU_KVCACHE_SPACE``) wins. vLLM's logs go to stderr
+through :mod:`vidocr.engines.liblogs`; a failed start is one :class:`EngineError` naming the cause.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 import numpy as np
-from vllm import LLM, SamplingParams
 
-from vidocr.engines import ENGINES, EngineOptions
-from vidocr.engines.hunyuan_common import load_profile, local_model_dir, question_for, raw_prompt, to_pil, too_small
+from vidocr.engines import ENGINES, EngineOptions, liblogs
+from vidocr.engines.hunyuan_common import (
+    ModelProfile,
+    load_profile,
+    local_model_dir,
+    question_for,
+    raw_prompt,
+    to_pil,
+    too_small,
+)
 from vidocr.engines.vlm_output import OutputStats, parse_output
 from vidocr.errors import EngineError
 from vidocr.types import OcrResult, Task
 
+liblogs.prepare_vllm()  # before vllm is imported: it sets up its logging at import, in each of its processes
+from vllm import LLM, SamplingParams  # noqa: E402
+
+liblogs.route_here()
+
 log = logging.getLogger("vidocr")
+GIB = 1024**3
+
+
+def _plugin_fixes_cpu_gemm() -> bool:
+    """Whether vLLM will load vidocr's plugin (entry point installed, not left out by ``VLLM_PLUGINS``)."""
+    if not any(ep.name == "vidocr" for ep in entry_points(group="vllm.general_plugins")):
+        return False
+    allowed = os.environ.get("VLLM_PLUGINS")
+    return allowed is None or "vidocr" in {name.strip() for name in allowed.split(",")}
+
+
+def cpu_has_bf16() -> bool:
+    import torch
+
+    return bool(torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported())
+
+
+def pick_dtype(profile_dtype: str, explicit: bool, on_cpu: bool, native_bf16: bool, plugin: bool) -> str:
+    """The dtype vLLM gets: an explicit one as given; on a GPU the profile's; on a CPU bfloat16 only where it runs
+    natively and the stride fixes are loaded (vLLM's CPU GEMMs reject HunYuanVL's permuted input in bf16), else
+    float32."""
+    if explicit or not on_cpu:
+        return profile_dtype
+    if profile_dtype in ("bfloat16", "auto") and native_bf16 and plugin:
+        return "bfloat16"
+    return "float32"
+
+
+def cpu_kv_cache_bytes(extra: dict[str, Any]) -> int:
+    if extra.get("kv_cache_gb"):
+        return int(float(extra["kv_cache_gb"]) * GIB)
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        free = 8 * GIB
+    return int(min(4 * GIB, max(1 * GIB, free // 4)))
+
+
+def platform_kwargs(profile: ModelProfile, extra: dict[str, Any]) -> dict[str, Any]:
+    """``LLM`` settings that depend on the platform vLLM runs on (see the module docstring)."""
+    from vllm.platforms import current_platform
+
+    on_cpu = current_platform.is_cpu()
+    dtype = pick_dtype(profile.dtype, bool(extra.get("dtype")), on_cpu, on_cpu and cpu_has_bf16(),
+                       _plugin_fixes_cpu_gemm())
+    kwargs: dict[str, Any] = {"dtype": dtype}
+    if on_cpu:
+        explicit = extra.get("gpu_memory_utilization") or os.environ.get("VLLM_CPU_KVCACHE_SPACE")
+        if not explicit and "kv_cache_memory_bytes" not in (extra.get("engine_kwargs") or {}):
+            kwargs["kv_cache_memory_bytes"] = cpu_kv_cache_bytes(extra)
+    return kwargs
 
 
 class HunyuanVllmEngine:
@@ -47,22 +119,27 @@ class HunyuanVllmEngine:
         p = self.profile
         kwargs: dict[str, Any] = {
             "model": model,
-            "dtype": p.dtype,
             "max_model_len": p.max_model_len,
             "max_num_seqs": p.max_num_seqs,
             "tensor_parallel_size": p.tensor_parallel_size,
             "gpu_memory_utilization": p.gpu_memory_utilization,
             "seed": 0,
+            "use_tqdm_on_load": liblogs.verbose(),
+            **platform_kwargs(p, extra),
             **dict(p.vllm),
         }
         if p.processor_kwargs:
             kwargs["mm_processor_kwargs"] = dict(p.processor_kwargs)
         kwargs.update(extra.get("engine_kwargs") or {})
-        log.info("hunyuan-vllm: profile %s, model %s (revision %s)", p.name, model, p.revision or "unpinned")
+        log.info("hunyuan-vllm: profile %s, model %s (revision %s), dtype %s", p.name, model,
+                 p.revision or "unpinned", kwargs["dtype"])
+        mark = liblogs.causes_mark()
         try:
-            self._llm: LLM | None = LLM(**kwargs)
+            with liblogs.child_output_to_stderr():  # vLLM's processes start now: what they print must not reach stdout
+                self._llm: LLM | None = LLM(**kwargs)
         except Exception as exc:
-            raise EngineError(f"vLLM could not load {model}: {exc}") from exc
+            cause = liblogs.failure_cause(mark) or _one_line(exc)
+            raise EngineError(f"vLLM could not start {model} ({kwargs['dtype']}): {cause}") from exc
         s = p.sampling
         self._params = SamplingParams(
             temperature=s.temperature,
@@ -93,10 +170,12 @@ class HunyuanVllmEngine:
             requests.append({"prompt": prompt, "multi_modal_data": {"image": pil}})
         if not requests:
             return results
+        mark = liblogs.causes_mark()
         try:
             outputs = self._llm.generate(requests, self._params, use_tqdm=False)
         except Exception as exc:
-            raise EngineError(f"vLLM generate failed on a batch of {len(requests)}: {exc}") from exc
+            cause = liblogs.failure_cause(mark) or _one_line(exc)
+            raise EngineError(f"vLLM generate failed on a batch of {len(requests)}: {cause}") from exc
         self.batch_sizes.append(len(requests))
         for i, size, out in zip(todo, sizes, outputs, strict=True):
             completion = out.outputs[0]
@@ -120,3 +199,7 @@ class HunyuanVllmEngine:
             llm.llm_engine.engine_core.shutdown()
         except Exception:  # best effort: the process may already be gone
             log.debug("hunyuan-vllm: engine shutdown failed", exc_info=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
