@@ -40,6 +40,27 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _built["tiny"]
 
 
+def confident_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with its final norm scaled 60x: the same greedy answers, now with confidence ~1.
+
+    A random model answers with confidence ~0.01, which the merger (min_confidence 0.7) drops, so a CLI run with
+    it writes no cue; scaling the hidden state that feeds the (tied) output head sharpens the logits without
+    changing their argmax. A copy of the session's tiny model, made in milliseconds.
+    """
+    if "confident" not in _built:
+        import shutil
+
+        from safetensors.torch import load_file, save_file
+
+        out = tmp_path_factory.mktemp("hunyuan-confident") / "model"
+        shutil.copytree(tiny_model(tmp_path_factory), out)
+        weights = load_file(out / "model.safetensors")
+        weights["model.norm.weight"] = weights["model.norm.weight"] * 60
+        save_file(weights, out / "model.safetensors", metadata={"format": "pt"})
+        _built["confident"] = out
+    return _built["confident"]
+
+
 def vllm_env() -> dict[str, str]:
     return {**os.environ, **VLLM_ENV}
 

@@ -1,11 +1,14 @@
 """The ``openai`` engine against a real vLLM OpenAI-compatible server (CPU build, tiny HunYuanVL model).
 
 The server is started on 127.0.0.1 at a free port with HunyuanOCR's recipe flags, in its own process group,
-and always killed. The last test kills it mid-run: the engine retries, then stops with one clear error.
+and always killed. It serves the session's tiny model made confident (same answers as the plain one, confidence
+~1), so a CLI run through it writes cues. The last test kills it mid-run: the engine retries, then stops with one
+clear error.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -23,7 +26,7 @@ import pytest
 pytest.importorskip("vllm")
 pytest.importorskip("transformers.models.hunyuan_vl")
 
-from hunyuan_testutil import band_crops, tiny_model, vllm_env  # noqa: E402
+from hunyuan_testutil import band_crops, confident_model, vllm_env  # noqa: E402
 
 from vidocr.engines import EngineOptions, create_engine  # noqa: E402
 from vidocr.engines.openai_client import OpenAIEngine  # noqa: E402
@@ -64,7 +67,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    model = tiny_model(tmp_path_factory)
+    model = confident_model(tmp_path_factory)
     port = free_port()
     log = tmp_path_factory.mktemp("vllm-server") / "server.log"
     cmd = [
@@ -122,6 +125,21 @@ def test_reads_like_the_offline_model_and_skips_a_dead_url(server: Server) -> No
     assert len(set(expected)) >= 3
     assert [a.text for a in answers] == expected
     assert eng.stats.snapshot()["requests"] == 8
+
+
+def test_cli_default_profile_through_the_server(server: Server, tmp_path: Path) -> None:
+    # The openai engine as a user runs it: `vidocr extract --engine openai --server URL`, default profile.
+    sample = Path(__file__).resolve().parents[1] / "samples" / "demo.mp4"
+    proc = subprocess.run(
+        [sys.executable, "-m", "vidocr.cli", "extract", str(sample), "--engine", "openai", "--server", server.url,
+         "-o", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    summary = json.loads(proc.stdout)  # all of stdout: one JSON document
+    assert summary["counts"]["ok"] == 1 and summary["cues"] > 0, summary
+    assert (tmp_path / "demo.srt").read_text(encoding="utf-8").count(" --> ") == summary["cues"]
+    assert "Traceback" not in proc.stderr
 
 
 def test_server_killed_mid_run_retries_then_fails_clearly(server: Server) -> None:
