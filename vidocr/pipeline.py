@@ -22,6 +22,7 @@ import numpy as np
 from vidocr.detect import SPLIT_SIMILARITY, BandChangeDetector, DetectOptions, ReadRequest, SceneCuts, Segment
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, VidocrError
+from vidocr.layout import SubtitleLayout
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import Region, find_zones, parse_roi, user_zones
@@ -221,6 +222,8 @@ class _Zone:
             for b in self.static
         ]
         self.suppressed = 0
+        # Signs and pages in the picture are not subtitle lines (bands found automatically span the frame).
+        self.layout = SubtitleLayout(box.w, enabled=region.source != "user")
         #: (read id, crop top row, segment index) of the zone's latest read.
         self.last_read: tuple[int, int, int] | None = None
 
@@ -297,7 +300,7 @@ def _stream(
         for rid, result in worker.take(wait).items():
             confirmed += result.confirmed
             zone, dx, dy = offsets.pop(rid)
-            results[rid] = zone.drop_static(result.shifted(dx, dy))
+            results[rid] = zone.layout.filter(zone.drop_static(result.shifted(dx, dy)))
         for zone in zones:
             pending = zone.pending
             while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
@@ -361,6 +364,7 @@ def _stream(
             "scene_cuts": len(cuts.cuts) if cuts else 0,
             "static_texts": sum(len(zone.static) for zone in zones),
             "static_lines_dropped": sum(zone.suppressed for zone in zones),
+            "picture_lines_dropped": sum(zone.layout.dropped for zone in zones),
             "duration_decoded_s": round(end.seconds, 3),
         }
     )
