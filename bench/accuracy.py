@@ -2,7 +2,8 @@
 
     python bench/accuracy.py [--engine rapidocr] [--samples samples] [--real ../shared/data/real] [--json]
 
-ICPR is the ICPR 2022 MSR subtask-1 error (lower is better); boundaries are |start| and |end| errors of matched cues,
+ICPR is the ICPR 2022 MSR subtask-1 error (lower is better); "timed" counts truth cues read exactly whose start and
+end are each within one frame (timed-exact); boundaries are |start| and |end| errors of matched cues,
 in ms and in frames at the video's frame rate.
 """
 
@@ -45,7 +46,7 @@ def run_case(video: Path, srt: Path, engine: str) -> dict[str, Any]:
         hyp = list(cues_iter)
     except VidocrError as exc:
         return {"file": video.name, "error": str(exc)}
-    report = evaluate(read_srt(srt), hyp)
+    report = evaluate(read_srt(srt), hyp, 1000 / info.fps if info.fps else None)
     return {
         "file": video.name,
         "seconds": round(time.perf_counter() - started, 2),
@@ -74,9 +75,10 @@ def _frame_errors(results: list[dict[str, Any]]) -> list[float]:
 
 
 HEADER = (
-    "file", "truth", "hyp", "ICPR", "exact", "strict", "phantom", "missed", "med_ms", "p90_ms", "med_fr", "p90_fr", "s",
+    "file", "truth", "hyp", "ICPR", "exact", "strict", "timed", "phantom", "missed",
+    "med_ms", "p90_ms", "med_fr", "p90_fr", "s",
 )
-WIDTHS = (22, 5, 4, 6, 7, 7, 7, 6, 7, 6, 6, 6, 7)
+WIDTHS = (22, 5, 4, 6, 7, 7, 7, 7, 6, 7, 6, 6, 6, 7)
 
 
 def _line(cells: tuple[str, ...]) -> str:
@@ -87,7 +89,7 @@ def _row(name: str, r: Report, frame_errors: list[float], seconds: float) -> str
     med_fr, p90_fr = _median_p90(frame_errors)
     counts = (
         name, str(r.truth_cues), str(r.hyp_cues), f"{r.icpr:.3f}", f"{r.exact_lines}/{r.truth_cues}",
-        f"{r.exact_strings}/{r.truth_cues}",
+        f"{r.exact_strings}/{r.truth_cues}", f"{r.timed_exact}/{r.truth_cues}",
     )
     misses = (str(r.phantom_cues), str(r.missed))
     bounds = (_fmt(r.boundary_median_ms), _fmt(r.boundary_p90_ms), _fmt(med_fr, ".1f"), _fmt(p90_fr, ".1f"))

@@ -94,3 +94,15 @@ def test_combine_weights_by_scored_items() -> None:
     assert combine([a, Report(1, 1, 0.0, 0, 1, 0, 0, exact_strings=1)]).exact_strings == 1
     assert total.boundary_median_ms == 20.0
     assert combine([]).icpr == 0.0 and combine([]).boundary_median_ms is None
+
+
+def test_timed_exact_needs_the_text_and_both_boundaries_within_one_frame() -> None:
+    truth = [C(1000, 2000, "Hello there."), C(3000, 4000, "Go!"), C(5000, 6000, "Yes.")]
+    hyp = [
+        C(1040, 1960, "hello there"),  # one frame off at 25 fps: counts
+        C(3000, 4080, "Go!"),  # end two frames late
+        C(5000, 6000, "Yet."),  # wrong text
+    ]
+    assert evaluate(truth, hyp, frame_ms=40).timed_exact == 1
+    assert evaluate(truth, hyp).timed_exact == 0  # not counted without a frame duration
+    assert combine([evaluate(truth, hyp, 40), evaluate(truth, hyp, 40)]).timed_exact == 2

@@ -111,6 +111,9 @@ class Report:
     end_errors_ms: list[int] = field(default_factory=list)
     #: truth cues whose match is the same string, spaces, punctuation and line breaks included (after NFKC)
     exact_strings: int = 0
+    #: truth cues whose match has the same normalised text and starts and ends within one frame of it
+    #: (counted when ``evaluate`` is given the frame duration)
+    timed_exact: int = 0
 
     @property
     def exact_line_rate(self) -> float:
@@ -137,8 +140,9 @@ class Report:
         return out
 
 
-def evaluate(truth: Sequence[CueLike], hyp: Sequence[CueLike]) -> Report:
-    """Score ``hyp`` against ``truth``: ICPR error, exact lines, phantom and missed cues, boundary errors."""
+def evaluate(truth: Sequence[CueLike], hyp: Sequence[CueLike], frame_ms: float | None = None) -> Report:
+    """Score ``hyp`` against ``truth``: ICPR error, exact lines, phantom and missed cues, boundary errors, and
+    with ``frame_ms`` (one frame's duration) the cues that are exact and timed within one frame."""
     best = _best_matches(truth, hyp)
     pairs = [(t, hyp[m]) for t, m in zip(truth, best, strict=True) if m is not None]
     phantoms = [h for h in hyp if not any(min(h.end_ms, t.end_ms) > max(h.start_ms, t.start_ms) for t in truth)]
@@ -151,6 +155,12 @@ def evaluate(truth: Sequence[CueLike], hyp: Sequence[CueLike]) -> Report:
         phantom_cues=len(phantoms),
         missed=len(truth) - len(pairs),
         exact_strings=sum(1 for t, h in pairs if _strict(t.text) == _strict(h.text)),
+        timed_exact=0 if frame_ms is None else sum(
+            1
+            for t, h in pairs
+            if normalize(t.text) == normalize(h.text)
+            and max(abs(h.start_ms - t.start_ms), abs(h.end_ms - t.end_ms)) <= frame_ms + 1
+        ),
         start_errors_ms=[abs(h.start_ms - t.start_ms) for t, h in pairs],
         end_errors_ms=[abs(h.end_ms - t.end_ms) for t, h in pairs],
     )
@@ -169,6 +179,7 @@ def combine(reports: Sequence[Report]) -> Report:
         phantom_cues=sum(r.phantom_cues for r in reports),
         missed=sum(r.missed for r in reports),
         exact_strings=sum(r.exact_strings for r in reports),
+        timed_exact=sum(r.timed_exact for r in reports),
         start_errors_ms=[e for r in reports for e in r.start_errors_ms],
         end_errors_ms=[e for r in reports for e in r.end_errors_ms],
     )
