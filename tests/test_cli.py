@@ -195,3 +195,26 @@ def test_same_stem_videos_never_overwrite_each_other(tmp_path: Path, samples: Pa
     assert code != 0
     assert "would overwrite" in err and str(tmp_path / "y" / "ep.mp4") in err
     assert [c.text for c in read_srt(out / "ep.srt")] == [c.text for c in read_srt(samples / "short_cue.srt")]
+
+
+def test_an_internal_error_on_one_video_does_not_stop_the_batch(  # type: ignore[no-untyped-def]
+    library: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    import vidocr.pipeline
+
+    real_extract = vidocr.pipeline.extract
+
+    def flaky(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(path).name == "ep01.mp4":
+            raise RuntimeError("a bug")
+        return real_extract(path, *args, **kwargs)
+
+    monkeypatch.setattr(vidocr.pipeline, "extract", flaky)
+    out_dir = tmp_path / "out"
+    code, _, err = run_cli(["extract", str(library / "season 1" / "ep01.mp4"), str(library / "ep02.mp4"),
+                            "-o", str(out_dir)], capsys)
+    assert code == 1
+    assert (out_dir / "ep02.srt").exists() and not (out_dir / "ep01.srt").exists()
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "internal error: RuntimeError: a bug" in errors[0]
+    assert "Traceback" not in err

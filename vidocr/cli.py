@@ -546,6 +546,11 @@ def _extract_one(video: Path, options: Any, engine: Any, plan: OutputPlan, args:
         print(f"error: {message}", file=sys.stderr)
         return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0,
                           usage_error=isinstance(exc, ConfigError))
+    except Exception as exc:  # noqa: BLE001 - a bug on one video must not stop the batch nor print a traceback
+        log.debug("internal error on %s", video, exc_info=True)
+        message = f"{video}: internal error: {type(exc).__name__}: {exc} (details with -v)"
+        print(f"error: {message}", file=sys.stderr)
+        return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0)
     finally:
         if bar is not None:
             bar.close()
