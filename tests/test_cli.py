@@ -218,3 +218,13 @@ def test_an_internal_error_on_one_video_does_not_stop_the_batch(  # type: ignore
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "internal error: RuntimeError: a bug" in errors[0]
     assert "Traceback" not in err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_json_to_a_full_stdout_is_one_line(samples: Path, tmp_path: Path) -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "vidocr.cli", "extract", str(samples / "demo.mp4"), "-o",
+                               str(tmp_path), "--json", "-q"], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+    assert proc.returncode == 3
+    assert proc.stderr.strip() == "error: cannot write to standard output: No space left on device"

@@ -9,6 +9,7 @@ One option layer for every command that extracts: :func:`add_extract_options` de
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
@@ -657,6 +658,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        # Standard output cannot take what was written (a full disk or device): one line, like an output error.
+        print(f"error: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 3
 
 
 def _setup_logging(verbose: bool, quiet: bool) -> None:
