@@ -655,17 +655,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # Output piped into `head` and the like: stop quietly, as command-line tools do.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         return 141
     except OSError as exc:
         if exc.filename is not None:
             raise
         # Standard output cannot take what was written (a full disk or device): one line, like an output error.
         print(f"error: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 3
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's last flush of what could not be written
+    raises nothing at exit."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _setup_logging(verbose: bool, quiet: bool) -> None:
