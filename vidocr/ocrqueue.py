@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import cast
@@ -57,6 +58,8 @@ class OcrWorker:
         self.calls = 0
         self.rereads = 0
         self.batches: list[int] = []
+        #: Seconds the engine spent on this worker's batches (on the OCR thread, overlapping decoding).
+        self.busy_s = 0.0
         self._thread = threading.Thread(target=self._loop, name="vidocr-ocr", daemon=True)
         self._thread.start()
 
@@ -117,6 +120,7 @@ class OcrWorker:
                 return
             if self._error is not None:
                 continue
+            started = time.perf_counter()
             try:
                 done = self._read(batch)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer thread
@@ -124,6 +128,8 @@ class OcrWorker:
                     self._error = exc
                     self._ready.notify_all()
                 continue
+            finally:
+                self.busy_s += time.perf_counter() - started
             self.calls += len(batch)
             self.batches.append(len(batch))
             with self._ready:

@@ -65,12 +65,17 @@ class ExtractOptions:
 
 @dataclass(frozen=True)
 class Progress:
+    """A progress report. ``phase``: "zones" (finding the subtitle zones, before any cue can come), "decode"
+    (frames are being read; ``seconds_done`` is the last frame's time), "finish" (every frame read: the last
+    reads and merges), "done"."""
+
     path: str
     seconds_done: float
     seconds_total: float | None
     frames: int
     reads: int
     cues: int
+    phase: str = "decode"
 
 
 ProgressFn = Callable[[Progress], None]
@@ -110,7 +115,11 @@ def extract(
             # Models load on a background thread while the band is being found.
             own_engine = BackgroundEngine(options.engine, _engine_options(options))
             engine = cast(OcrEngine, own_engine)
+        if progress is not None:
+            _report(progress, Progress(str(source.path), 0.0, info.duration_s, 0, 0, 0, "zones"))
+        zones_started = time.perf_counter()
         regions = _regions(source, options)
+        info.stats["times_s"] = {"zones": round(time.perf_counter() - zones_started, 3)}
     except BaseException:
         source.close()
         if own_engine is not None:
@@ -186,6 +195,7 @@ def _run(
         info.stats["ocr_batches"] = len(worker.batches)
         info.stats["ocr_rereads"] = worker.rereads
         info.stats["max_batch"] = max(worker.batches, default=0)
+        info.stats.setdefault("times_s", {})["ocr"] = round(worker.busy_s, 3)
     except BaseException:
         if worker is not None:
             worker.abort()
@@ -288,6 +298,7 @@ def _stream(
     step = source.frame_step()
     last_report = 0.0
     total = (options.end or info.duration_s or 0) - (options.start or 0) or None
+    clock = _StageClock()
 
     def named(zone: _Zone, cues: list[Cue]) -> Iterator[Cue]:
         nonlocal cues_out
@@ -305,7 +316,10 @@ def _stream(
             pending = zone.pending
             while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
                 done = pending.popleft()
-                yield from named(zone, zone.merger.push(_record(done, results, zone.box, zone.scale)))
+                t0 = time.perf_counter()
+                cues = zone.merger.push(_record(done, results, zone.box, zone.scale))
+                clock.merge += time.perf_counter() - t0
+                yield from named(zone, cues)
 
     def handle(zone: _Zone, events: Iterator[tuple], frame: DecodedFrame | None) -> None:
         nonlocal read_id
@@ -320,7 +334,8 @@ def _stream(
                 worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(payload, crop))
                 zone.last_read = (read_id, crop.y, payload.segment.index)
 
-    for frame in source.frames(options.start, options.end):
+    for frame in clock.decoding(source.frames(options.start, options.end)):
+        t0 = time.perf_counter()
         frames += 1
         luma = frame.luma()
         chroma = frame.chroma() if colour else None
@@ -333,6 +348,7 @@ def _stream(
         for zone in zones:
             handle(zone, zone.detector.push(frame.ts, zone.edges(luma, chroma), cut), frame)
         last_ts = frame.ts
+        clock.detect += time.perf_counter() - t0
         yield from ready()
         if progress is not None:
             now = time.monotonic()
@@ -342,6 +358,8 @@ def _stream(
     if last_ts is None:
         raise VidocrError("no video frames in the requested range", str(source.path))
     end = Timestamp(last_ts.pts + step.pts, last_ts.time_base)
+    if progress is not None:
+        _report(progress, Progress(str(source.path), last_ts.seconds, total, frames, read_id, cues_out, "finish"))
     for zone in zones:
         handle(zone, zone.detector.finish(end), None)
     worker.flush()
@@ -349,9 +367,15 @@ def _stream(
     while any(zone.pending for zone in zones):
         yield from ready(wait=0.5)
     for zone in zones:
-        yield from named(zone, zone.merger.flush())
+        t0 = time.perf_counter()
+        cues = zone.merger.flush()
+        clock.merge += time.perf_counter() - t0
+        yield from named(zone, cues)
     if progress is not None:
-        _report(progress, Progress(str(source.path), end.seconds, total, frames, read_id, cues_out))
+        _report(progress, Progress(str(source.path), end.seconds, total, frames, read_id, cues_out, "done"))
+    info.stats.setdefault("times_s", {}).update(
+        decode=round(clock.decode, 3), detect=round(clock.detect, 3), merge=round(clock.merge, 3)
+    )
     info.stats.update(
         {
             "frames": frames,
@@ -368,6 +392,22 @@ def _stream(
             "duration_decoded_s": round(end.seconds, 3),
         }
     )
+
+
+class _StageClock:
+    """Seconds spent per stage on the pipeline's thread (``stats["times_s"]``; OCR is timed on its own thread)."""
+
+    def __init__(self) -> None:
+        self.decode = self.detect = self.merge = 0.0
+
+    def decoding(self, frames: Iterator[DecodedFrame]) -> Iterator[DecodedFrame]:
+        """``frames``, adding the time spent producing each one to ``decode``."""
+        t0 = time.perf_counter()
+        for frame in frames:
+            self.decode += time.perf_counter() - t0
+            yield frame
+            t0 = time.perf_counter()
+        self.decode += time.perf_counter() - t0
 
 
 def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float, frame_height: int | None = None) -> Box:
