@@ -166,7 +166,7 @@ class BackgroundEngine:
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="vidocr-engine-load")
         self._future = self._pool.submit(_build, name, cls, options)
         self._closed = False
-        if loading_to is not None:
+        if loading_to is not None and not getattr(cls, "reports_waiting", False):  # openai: says it waits
             threading.Thread(target=self._report_loading, args=(loading_to,), name="vidocr-engine-loading",
                              daemon=True).start()
 
@@ -186,6 +186,11 @@ class BackgroundEngine:
                 print(f"vidocr: model {self.name} {state} in {time.monotonic() - t0:.0f} s", file=stream, flush=True)
         except (OSError, ValueError):
             pass
+
+    @property
+    def build_error(self) -> BaseException | None:
+        """What the build raised, once it has failed (None while it runs and after it succeeded)."""
+        return self._future.exception() if self._future.done() else None
 
     @property
     def engine(self) -> OcrEngine:

@@ -4,8 +4,11 @@ Each crop is one ``/v1/chat/completions`` request with a base64 PNG data URL; ``
 once, spread round robin over one or more base URLs. A server that refuses connections is skipped for
 ``dead_for`` seconds, then tried again. 429, 5xx, timeouts, dropped connections and unreadable answers are
 retried with exponential backoff (Retry-After honoured); when every attempt fails the run stops with one
-:class:`EngineError` naming each server and what it answered. Prompts, sampling and image size come from the
-same model profiles as the local engines.
+:class:`ServerUnreachable` error naming each server and what it answered. Before any server has answered,
+connections refused by every server (nothing listens there: a wrong URL, a server not started) fail at once,
+without retries; a first answer that takes over ``WAIT_NOTICE_S`` seconds is announced once (a WARNING log
+line, "waiting for the server"), so a slow or unreachable host is never silent. Prompts, sampling and image size
+come from the same model profiles as the local engines.
 
 ``EngineOptions.extra``: ``base_urls`` (list or comma-separated; default http://127.0.0.1:8000/v1),
 ``api_key`` (else the environment variable named by ``api_key_env``, default VIDOCR_API_KEY), ``timeout`` (s),
@@ -20,6 +23,7 @@ import json
 import logging
 import math
 import random
+import socket
 import threading
 import time
 import urllib.error
@@ -51,10 +55,26 @@ _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _FATAL_STATUS = {401, 403, 404}
 
 
+#: Seconds without any answer before "waiting for the server" is logged (once per engine).
+WAIT_NOTICE_S = 1.5
+
+
+class ServerUnreachable(EngineError):
+    """No server could be reached (nothing listens at any URL, or every attempt failed): every later request
+    would fail the same way, so a batch stops here."""
+
+
 class _Retry(Exception):
-    def __init__(self, reason: str, down: bool = False, after: float | None = None) -> None:
+    def __init__(self, reason: str, down: bool = False, after: float | None = None, refused: bool = False) -> None:
         super().__init__(reason)
-        self.down, self.after = down, after
+        self.down, self.after, self.refused = down, after, refused
+
+
+def _refused(reason: object) -> bool:
+    """Nothing listens there: the connection was refused, or the host name does not exist."""
+    if isinstance(reason, ConnectionRefusedError):
+        return True
+    return isinstance(reason, socket.gaierror) and reason.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", 0))
 
 
 @dataclass
@@ -75,6 +95,8 @@ class OpenAIEngine:
 
     name: ClassVar[str] = "openai"
     tasks: ClassVar[frozenset[Task]] = ENGINES["openai"].tasks
+    #: Says itself that it waits for a server (BackgroundEngine's "loading model" lines would mislead).
+    reports_waiting: ClassVar[bool] = True
 
     def __init__(self, options: EngineOptions) -> None:
         extra = dict(options.extra)
@@ -99,6 +121,9 @@ class OpenAIEngine:
         self._key = api_key(extra)
         self._lock = threading.Lock()
         self._next = 0
+        self._answered = False  # a server has answered once: from then on, refused connections are retried
+        self._notice: threading.Timer | None = None
+        self._failed = False
         self.stats = OutputStats()
         self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(self.concurrency, thread_name_prefix="vidocr-openai")
         self.model = str(extra.get("served_model_name") or self.profile.served_model_name or self._first_model())
@@ -129,7 +154,9 @@ class OpenAIEngine:
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as resp:
                 payload = resp.read()
+            self._answered = True
         except urllib.error.HTTPError as exc:
+            self._answered = True
             detail = exc.read()[:300].decode("utf-8", "replace")
             if exc.code in _RETRY_STATUS:
                 after = exc.headers.get("Retry-After") if exc.headers else None
@@ -139,6 +166,9 @@ class OpenAIEngine:
             raise _BadRequest(f"HTTP {exc.code} {detail}") from exc
         except (urllib.error.URLError, ConnectionError, http.client.HTTPException, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
+            if _refused(reason):
+                why = "connection refused" if isinstance(reason, ConnectionRefusedError) else f"unknown host ({reason})"
+                raise _Retry(why, down=True, refused=True) from exc
             raise _Retry(f"{type(exc).__name__}: {reason}", down=not isinstance(reason, TimeoutError)) from exc
         try:
             return json.loads(payload)
@@ -147,6 +177,8 @@ class OpenAIEngine:
 
     def _with_retries(self, path: str, body: dict[str, Any] | None, check: Any) -> Any:
         errors: dict[str, str] = {}
+        refused: set[str] = set()
+        self._start_notice()
         for attempt in range(self.retries + 1):
             server, wait = self._pick()
             if wait > 0:
@@ -157,6 +189,10 @@ class OpenAIEngine:
                 return answer
             except _Retry as exc:
                 errors[server.url] = str(exc)
+                if exc.refused and not self._answered:
+                    refused.add(server.url)
+                    if refused >= {s.url for s in self._servers}:
+                        self._fail_fast(errors)
                 if attempt == self.retries:
                     break
                 self.stats.add("retries")
@@ -167,8 +203,39 @@ class OpenAIEngine:
                         continue  # another server is up: try it now
                 delay = exc.after if exc.after is not None else min(self.max_backoff, self.backoff * 2**attempt)
                 time.sleep(delay * (0.5 + random.random() / 2))
+        self._stop_notice()
         tried = "; ".join(f"{url}: {why}" for url, why in errors.items())
-        raise EngineError(f"no OpenAI-compatible server answered {path} after {self.retries + 1} attempts ({tried})")
+        raise ServerUnreachable(f"no OpenAI-compatible server answered {path} after {self.retries + 1} attempts "
+                                f"({tried})")
+
+    def _fail_fast(self, errors: dict[str, str]) -> None:
+        """Every server refused before any answered: nothing listens there, and retrying would only wait."""
+        self._stop_notice()
+        tried = "; ".join(f"{url}: {why}" for url, why in errors.items())
+        raise ServerUnreachable(f"no OpenAI-compatible server answered: {tried} (is the server running? start it, "
+                                "or point --server at it)")
+
+    def _start_notice(self) -> None:
+        """Log "waiting for the server" once if no server has answered ``WAIT_NOTICE_S`` seconds from now."""
+        if self._answered or self._notice is not None:
+            return
+        with self._lock:
+            if self._notice is not None:
+                return
+            self._notice = threading.Timer(WAIT_NOTICE_S, self._say_waiting)
+            self._notice.daemon = True
+            self._notice.start()
+
+    def _stop_notice(self) -> None:
+        self._failed = True  # the error says what happened: no "waiting" line after it
+        if self._notice is not None:
+            self._notice.cancel()
+
+    def _say_waiting(self) -> None:
+        if not (self._answered or self._failed) and self._pool is not None:
+            urls = ", ".join(s.url for s in self._servers)
+            log.warning("openai: waiting for the server at %s (no answer yet; up to %d attempts, %.0f s timeout "
+                        "each)", urls, self.retries + 1, self.timeout)
 
     def _first_model(self) -> str:
         def check(answer: Any) -> None:
@@ -239,6 +306,8 @@ class OpenAIEngine:
                 f.cancel()
 
     def close(self) -> None:
+        if self._notice is not None:
+            self._notice.cancel()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
