@@ -23,8 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from vidocr.files import Stamp
 from vidocr.index import BuildOptions, SearchOptions, build_index, open_index, search
-from vidocr.index.store import Stamp, TrackData, save_video
+from vidocr.index.store import TrackData, save_video
 from vidocr.index.text import fts_body, parse_query
 from vidocr.types import Cue, VideoInfo
 

@@ -168,7 +168,7 @@ def test_real_subprocess_run(samples: Path, tmp_path: Path) -> None:
 
 
 def test_same_stem_videos_never_overwrite_each_other(tmp_path: Path, samples: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from vidocr.discover import output_stem
+    from vidocr.files import output_stem
     from vidocr.index.sidecars import find_sidecars
 
     # a.mp4 and a.mkv side by side: each gets outputs named after its whole name.

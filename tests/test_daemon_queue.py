@@ -17,7 +17,7 @@ from vidocr.daemon.jobs import JobQueue
 from vidocr.daemon.service import WatchService, hold_queue_lock
 from vidocr.daemon.watcher import Watcher
 from vidocr.errors import ConfigError, EngineError
-from vidocr.index.store import Stamp
+from vidocr.files import Stamp
 from vidocr.types import Cue, VideoInfo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,6 +269,18 @@ def test_a_file_that_changes_during_extraction_is_redone_after_it_settles(tmp_pa
     assert fake.calls == 2 and _jobs(tmp_path) == [("a.mp4", "done", 1)]
     assert _indexed(tmp_path) == [("a.mp4", "cue of a"), ("a.mp4", "second")]
     assert (tmp_path / "out" / "a.srt").read_text(encoding="utf-8").count("-->") == 2
+
+
+def test_the_daemon_indexes_an_extraction_as_index_build_does(tmp_path: Path) -> None:
+    class TranslationAlone(FakeExtractor):
+        def __call__(self, path: Path) -> tuple[Iterator[Cue], VideoInfo]:
+            cues, info = super().__call__(path)
+            return iter([*cues, Cue(1000, 1500, "", translation="a translation alone")]), info
+
+    service, inbox = _service(tmp_path, TranslationAlone())
+    (inbox / "a.mp4").write_bytes(b"video")
+    assert service.run() == 0
+    assert _indexed(tmp_path) == [("a.mp4", "cue of a"), ("a.mp4", "second"), ("a.mp4", "a translation alone")]
 
 
 def test_a_file_deleted_during_extraction_loses_its_job_and_writes_nothing(tmp_path: Path) -> None:

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from vidocr.errors import ConfigError, IndexError_, InputError
+from vidocr.files import Stamp
 from vidocr.index import BuildOptions, SearchOptions, build_index, index_status, open_index, search
 from vidocr.index import cli as index_cli
 from vidocr.index.db import writer_lock
-from vidocr.index.store import Stamp, TrackData, save_video
+from vidocr.index.store import TrackData, find_video, save_extraction, save_failure, save_video
 from vidocr.index.text import fts_body, parse_query
 from vidocr.types import Cue, VideoInfo
 
@@ -155,6 +156,26 @@ def test_hits_carry_video_times_track_and_highlight(built: tuple[Path, Path, Fak
     assert hit.highlighted == "<b>Extraction</b> of subtitles is hard"
     (hit,) = search(conn, "weather").hits  # the engine's translation is its own track
     assert (hit.kind, hit.start_ms, hit.highlighted) == ("translation", 600, "The [weather] is nice today")
+    conn.close()
+
+
+def test_an_extraction_is_stored_without_lines_of_no_text_and_with_its_translation(tmp_path: Path) -> None:
+    conn = open_index(tmp_path / "i.db")
+    cues = [Cue(0, 900, "你好"), Cue(1000, 1900, "", translation="a translation alone"),
+            Cue(2000, 2900, "再见", translation="Goodbye")]
+    tracks = save_extraction(conn, "/v/a.mp4", Stamp(1, 1), "h", cues, engine="x", duration_s=3.0,
+                             lang="zh", translation_lang="en")
+    rows = conn.execute("SELECT t.kind, t.lang, c.start_ms, c.text FROM cues c JOIN tracks t ON t.id = c.track_id"
+                        " ORDER BY t.id, c.start_ms").fetchall()
+    assert rows == [("original", "zh", 0, "你好"), ("original", "zh", 2000, "再见"),
+                    ("translation", "en", 1000, "a translation alone"), ("translation", "en", 2000, "Goodbye")]
+    assert [len(t.cues) for t in tracks] == [2, 2]
+    row = find_video(conn, "/v/a.mp4")
+    assert row is not None and (row.status, row.stamp, row.hash) == ("ok", Stamp(1, 1), "h")
+    save_failure(conn, "/v/a.mp4", Stamp(2, 2), None, "cannot decode", engine="x")
+    row = find_video(conn, "/v/a.mp4")
+    assert row is not None and (row.status, row.error, row.stamp) == ("failed", "cannot decode", Stamp(2, 2))
+    assert conn.execute("SELECT count(*) FROM cues").fetchone()[0] == 0 and find_video(conn, "/v/b.mp4") is None
     conn.close()
 
 

@@ -376,7 +376,7 @@ class OutputPlan:
 
     def target(self, video: Path) -> tuple[Path, str]:
         """(folder, stem) of ``video``'s outputs: ``<folder>/<stem>.<ext>``."""
-        from vidocr.discover import output_stem
+        from vidocr.files import output_stem
 
         if self.file is not None:
             return self.file.parent, self.file.name[: -len(self.file.suffix)]
@@ -446,7 +446,7 @@ class FileResult:
 
 def run_extract(args: argparse.Namespace) -> int:
     from vidocr.discover import iter_videos, overwrites_input
-    from vidocr.engines import BackgroundEngine
+    from vidocr.extractor import Extractor
 
     parse_format_args(getattr(args, "format", None))  # a bad -f is refused before the folders are walked
     options = extract_options_from_args(args)
@@ -457,7 +457,7 @@ def run_extract(args: argparse.Namespace) -> int:
     results: list[FileResult] = []
     claimed: dict[Path, Path] = {}
     started = time.monotonic()
-    engine = None
+    extractor = Extractor(options, loading_to=None if args.quiet else sys.stderr)
     try:
         for video in videos:
             clash = _claim(video, plan, claimed)
@@ -470,21 +470,16 @@ def run_extract(args: argparse.Namespace) -> int:
             if args.skip_existing and not plan.stdout and _outputs_exist(video, plan):
                 results.append(FileResult(str(video), "skipped"))
                 continue
-            if engine is None and video.is_file():
-                engine = BackgroundEngine(options.engine, options.engine_options,
-                                          loading_to=None if args.quiet else sys.stderr)
-            results.append(_extract_one(video, options, engine, plan, args))
+            results.append(_extract_one(video, extractor, plan, args))
     finally:
-        if engine is not None:
-            engine.close()
+        extractor.close()
     return _summarise(results, time.monotonic() - started, args)
 
 
 def _outputs_exist(video: Path, plan: OutputPlan) -> bool:
-    from vidocr.formats import output_path
+    from vidocr.files import outputs_exist
 
-    folder, stem = plan.target(video)
-    return all(output_path(folder, stem, fmt).exists() for fmt in plan.formats)
+    return outputs_exist(*plan.target(video), plan.formats)
 
 
 def _claim(video: Path, plan: OutputPlan, claimed: dict[Path, Path]) -> str | None:
@@ -500,14 +495,14 @@ def _claim(video: Path, plan: OutputPlan, claimed: dict[Path, Path]) -> str | No
     )
 
 
-def _extract_one(video: Path, options: Any, engine: Any, plan: OutputPlan, args: argparse.Namespace) -> FileResult:
+def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.Namespace) -> FileResult:
     from vidocr.formats import write_outputs
-    from vidocr.pipeline import extract
 
+    options = extractor.options
     t0 = time.monotonic()
     bar = _ProgressBar(video.name) if not args.quiet and sys.stderr.isatty() else None
     try:
-        cues_iter, info = extract(video, options, engine=engine, progress=bar)
+        cues_iter, info = extractor(video, progress=bar)
         try:
             cues = list(cues_iter)
         except VidocrError:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from vidocr.errors import display_path
+from vidocr.files import same_file
 
 log = logging.getLogger("vidocr")
 
@@ -29,30 +30,6 @@ def is_partial(path: Path) -> bool:
 
 def is_video_name(path: Path) -> bool:
     return path.suffix.lower() in VIDEO_EXTENSIONS and not is_partial(path)
-
-
-def output_stem(video: Path, names: Iterable[str] | None = None) -> str:
-    """The name a video's outputs are built on: its stem ("a" for ``a.mp4`` -> ``a.srt``), or its whole
-    name ("a.mp4" -> ``a.mp4.srt``) when another video beside it has the same stem (``a.mkv``), so that
-    neither overwrites the other's subtitles. Decided by the folder alone, whatever the processing order.
-    ``names``: the folder's file names when the caller has listed it already (else a few stat calls)."""
-    stem = video.stem
-    if names is not None:
-        twin = any(n != video.name and Path(n).stem == stem and is_video_name(Path(n)) for n in names)
-        return video.name if twin else stem
-    for ext in VIDEO_EXTENSIONS:
-        for variant in (ext, ext.upper()):
-            other = video.with_name(stem + variant)
-            if other.name != video.name and other.is_file() and not _same_file(other, video):
-                return video.name
-    return stem
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)  # case-insensitive file systems: A.MP4 is a.mp4
-    except OSError:
-        return False
 
 
 def overwrites_input(
@@ -75,7 +52,7 @@ def overwrites_input(
                 continue
             hit = by_inode.get((st.st_dev, st.st_ino))
         if hit is not None:
-            what = "itself" if hit == video or _same_file(hit, video) else f"the input {display_path(hit)}"
+            what = "itself" if hit == video or same_file(hit, video) else f"the input {display_path(hit)}"
             return (f"{display_path(video)}: its {target.suffix[1:]} output would overwrite {what}; "
                     "give another output folder with -o")
     return None

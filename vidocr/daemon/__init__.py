@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vidocr.pipeline import ExtractOptions
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,7 @@ class WatchOptions:
     """How the daemon runs.
 
     roots: folders watched recursively. jobs_db: the queue's SQLite file. db: the search index (None: no index).
-    extract: :class:`vidocr.pipeline.ExtractOptions`. formats, output_dir, bilingual: as for ``vidocr extract``;
+    extract: what to extract and how (None: the defaults). formats, output_dir, bilingual: as for ``vidocr extract``;
     with ``output_dir``, outputs mirror each video's folder below its root (``D/<sub/dir>/<stem>.srt``).
     lang: language of the burned-in text, stored on index tracks. settle_s: unchanged size and mtime for this long
     make a file ready. rescan_s: full rescan period. once: process what is there, then exit.
@@ -30,7 +33,7 @@ class WatchOptions:
 
     roots: tuple[Path, ...]
     jobs_db: Path
-    extract: Any = None
+    extract: ExtractOptions | None = None
     formats: tuple[str, ...] = ("srt",)
     output_dir: Path | None = None
     db: Path | None = None

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vidocr.errors import ConfigError
-from vidocr.index.store import Stamp
+from vidocr.files import Stamp
 
 STATES = ("pending", "running", "done", "failed")
 _APPLICATION_ID = 0x5669644A  # "ViDJ"

@@ -25,7 +25,7 @@ from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import JobQueue
 from vidocr.daemon.logs import event
 from vidocr.daemon.watcher import Watcher
-from vidocr.daemon.worker import Abandoned, JobRunner
+from vidocr.daemon.worker import Abandoned, ExtractFn, JobRunner
 from vidocr.errors import ConfigError
 
 log = logging.getLogger("vidocr.daemon")
@@ -50,13 +50,14 @@ def hold_queue_lock(jobs_db: Path) -> Iterator[None]:
 
 
 class WatchService:
-    """Runs the daemon. ``extractor``: ``path -> (cues, info)`` (default: the pipeline with one shared engine)."""
+    """Runs the daemon. ``extractor``: ``path -> (cues, info)`` (default: an :class:`~vidocr.extractor.Extractor`
+    with ``options.extract``, one engine for every job); its ``close()``, when it has one, is called at the end."""
 
-    def __init__(self, options: WatchOptions, extractor: Any = None) -> None:
-        from vidocr.index.build import PipelineExtractor
+    def __init__(self, options: WatchOptions, extractor: ExtractFn | None = None) -> None:
+        from vidocr.extractor import Extractor
 
         self.options = options
-        self.extractor = extractor or PipelineExtractor(options.extract)
+        self.extractor: ExtractFn = extractor or Extractor(options.extract)
         self.runner: JobRunner | None = None
         self.watcher: Watcher | None = None
         self._beat = time.monotonic()

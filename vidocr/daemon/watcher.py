@@ -22,7 +22,7 @@ from typing import Any
 from vidocr.daemon.jobs import JobQueue
 from vidocr.daemon.logs import event
 from vidocr.discover import deeper_than, is_video_name, walk_videos
-from vidocr.index.store import Stamp
+from vidocr.files import Stamp
 
 log = logging.getLogger("vidocr.daemon")
 

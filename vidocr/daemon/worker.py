@@ -14,20 +14,26 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vidocr.atomic import TEMP_NAME_KEEP, temp_name_part
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
-from vidocr.discover import make_folders, output_stem
+from vidocr.discover import make_folders
 from vidocr.errors import ConfigError, EngineError, IndexError_, InputError, OutputError, VidocrError
-from vidocr.formats import WRITERS, get_writer, output_path, write_outputs
-from vidocr.index.db import fs_text
-from vidocr.index.store import Stamp, TrackData, quick_hash, save_video
+from vidocr.files import Stamp, hash_or_none, output_stem, outputs_exist, stamp_or_none
+from vidocr.formats import WRITERS, get_writer, write_outputs
+from vidocr.index.store import find_video, save_extraction, save_failure
 from vidocr.types import Cue, VideoInfo
+
+if TYPE_CHECKING:
+    from vidocr.daemon.metrics import DaemonMetrics
+
+#: What the runner extracts with: ``path -> (cues, info)``; an :class:`~vidocr.extractor.Extractor` in the daemon.
+ExtractFn = Callable[[Path], tuple[Iterable[Cue], VideoInfo]]
 
 log = logging.getLogger("vidocr.daemon")
 
@@ -41,9 +47,11 @@ class JobRunner:
     ``index``: an open index connection or None. The service sets ``stopping`` and reads ``abandonable``,
     ``current`` and ``started``; ``metrics`` is a :class:`~vidocr.daemon.metrics.DaemonMetrics` or None."""
 
-    def __init__(self, options: WatchOptions, queue: JobQueue, extractor: Any, index: Any = None) -> None:
+    def __init__(
+        self, options: WatchOptions, queue: JobQueue, extractor: ExtractFn, index: sqlite3.Connection | None = None
+    ) -> None:
         self.options, self.queue, self.extractor, self.index = options, queue, extractor, index
-        self.metrics: Any = None
+        self.metrics: DaemonMetrics | None = None
         self.stopping = False
         self.abandonable = False
         self.current: Job | None = None
@@ -78,10 +86,10 @@ class JobRunner:
             self.queue.finish(job, stamp, cues=0, seconds=0.0)
             event(log, logging.INFO, "job_skipped", "outputs exist; skipped", job=job.id, path=path)
             return "done"
-        content = _hash_or_none(path, stamp.size)
+        content = hash_or_none(path, stamp.size)
         try:
             cues, info = self._extract(Path(path))
-            after = _stamp_or_none(path)
+            after = stamp_or_none(path)
             if after is None:
                 return self._dropped(job)
             if after != stamp:
@@ -137,7 +145,7 @@ class JobRunner:
             make_folders(out_dir)  # before the writer's own mkdir, which recurses once per level of a deep tree
         except OSError as err:
             raise OutputError(f"cannot create the output folder: {err.strerror or err}", str(out_dir)) from None
-        translate_to = getattr(opts.extract, "translate_to", None)
+        translate_to = opts.extract.translate_to if opts.extract else None
         return write_outputs(cues, info, out_dir, stem, list(opts.formats), translate_to=translate_to,
                              bilingual_cues=opts.bilingual)
 
@@ -151,25 +159,19 @@ class JobRunner:
     def _index(self, path: str, stamp: Stamp, content: str | None, cues: Iterable[Cue], info: VideoInfo) -> None:
         if self.index is None:
             return
-        cues = list(cues)
-        translate_to = getattr(self.options.extract, "translate_to", None)
-        tracks = [TrackData("ocr", "original", self.options.lang, [(c.start_ms, c.end_ms, c.text) for c in cues])]
-        translated = [(c.start_ms, c.end_ms, c.translation) for c in cues if c.translation]
-        if translated:
-            tracks.append(TrackData("ocr", "translation", translate_to, translated))
-        engine = getattr(self.options.extract, "engine", None)
-        save_video(self.index, path, stamp, content, tracks, engine=engine, duration_s=info.duration_s)
+        extract = self.options.extract
+        save_extraction(self.index, path, stamp, content, cues, engine=extract.engine if extract else None,
+                        duration_s=info.duration_s, lang=self.options.lang,
+                        translation_lang=extract.translate_to if extract else None)
 
     def _already_done(self, job: Job, stamp: Stamp) -> bool:
         out_dir, stem = self._output_dir(job), output_stem(Path(job.path))
-        if not all(output_path(out_dir, stem, f).exists() for f in self.options.formats):
+        if not outputs_exist(out_dir, stem, self.options.formats):
             return False
         if self.index is None:
             return True
-        row = self.index.execute(
-            "SELECT status, size, mtime_ns FROM videos WHERE path = CAST(? AS TEXT)", (fs_text(job.path),)
-        ).fetchone()
-        return row is not None and row[0] == "ok" and Stamp(row[1], row[2]) == stamp
+        row = find_video(self.index, job.path)
+        return row is not None and row.status == "ok" and row.stamp == stamp
 
     # --- outcomes ---------------------------------------------------------------------------------------------
 
@@ -198,9 +200,10 @@ class JobRunner:
 
     def _index_failure(self, job: Job, reason: str) -> None:
         """Record bad input in the index too, as ``vidocr index build`` does (``index status`` lists it)."""
-        engine = getattr(self.options.extract, "engine", None)
+        engine = self.options.extract.engine if self.options.extract else None
         try:
-            save_video(self.index, job.path, job.stamp, None, [], engine=engine, error=reason)
+            assert self.index is not None
+            save_failure(self.index, job.path, job.stamp, None, reason, engine=engine)
         except Exception as err:  # noqa: BLE001 - the job's state is what matters
             log.warning("could not record the failure of %s in the index: %s", job.path, err)
 
@@ -233,20 +236,6 @@ def _classify(err: BaseException) -> tuple[str, bool]:
     if isinstance(err, OSError):
         return "io", False
     return "internal", False
-
-
-def _stamp_or_none(path: str) -> Stamp | None:
-    try:
-        return Stamp.of(os.stat(path))
-    except OSError:
-        return None
-
-
-def _hash_or_none(path: str, size: int) -> str | None:
-    try:
-        return quick_hash(path, size)
-    except OSError:
-        return None
 
 
 def _remove_stale_temps(folder: Path, stem: str) -> None:

@@ -5,7 +5,7 @@ plus ``search(conn, query, SearchOptions(...))`` answers queries (safe while a b
 for Chinese, Japanese and English is explained in :mod:`vidocr.index.text`.
 """
 
-from vidocr.index.build import BuildOptions, BuildProgress, BuildReport, PipelineExtractor, build_index
+from vidocr.index.build import BuildOptions, BuildProgress, BuildReport, build_index
 from vidocr.index.db import SCHEMA_VERSION, open_index
 from vidocr.index.search import Hit, IndexStatus, SearchOptions, SearchResult, index_status, search
 
@@ -16,7 +16,6 @@ __all__ = [
     "BuildReport",
     "Hit",
     "IndexStatus",
-    "PipelineExtractor",
     "SearchOptions",
     "SearchResult",
     "build_index",

@@ -20,15 +20,19 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vidocr.discover import iter_videos
 from vidocr.errors import ConfigError, EngineError, InputError, VidocrError, display_path, one_line
+from vidocr.files import Stamp, hash_or_none
 from vidocr.index import store
 from vidocr.index.db import check_intact, check_writable, index_error, open_index, writer_lock
 from vidocr.index.sidecars import SIDECAR_EXTENSIONS, find_sidecars, read_sidecar
-from vidocr.index.store import Stamp, TrackData, VideoRow
+from vidocr.index.store import TrackData, VideoRow
 from vidocr.types import Cue, VideoInfo
+
+if TYPE_CHECKING:
+    from vidocr.extractor import Extractor
 
 log = logging.getLogger("vidocr")
 
@@ -49,7 +53,8 @@ class BuildProgress:
 class BuildOptions:
     """How to build.
 
-    extract: ``path -> (cues, info)``; default: :class:`PipelineExtractor` with ``engine``.
+    extract: ``path -> (cues, info)``, such as an :class:`~vidocr.extractor.Extractor` (the caller closes it);
+        default: an Extractor with ``engine`` and default options, closed at the end of the build.
     engine: engine name stored with each video.
     lang, translation_lang: languages of the burned-in text and of the engine's translation, stored on tracks.
     prune: remove videos that were in the libraries given and no longer exist.
@@ -111,32 +116,6 @@ class BuildReport:
         return out
 
 
-class PipelineExtractor:
-    """Runs :func:`vidocr.extract` with one engine for all videos, created at the first video (so a build with
-    nothing to do loads no model). Close it when done."""
-
-    def __init__(self, options: Any = None) -> None:
-        self.options = options  # vidocr.pipeline.ExtractOptions
-        self._engine: Any = None
-
-    def __call__(self, path: Path) -> tuple[Iterable[Cue], VideoInfo]:
-        from vidocr.engines import create_engine
-        from vidocr.pipeline import ExtractOptions, extract
-
-        opts = self.options or ExtractOptions()
-        if self._engine is None:
-            engine_opts = opts.engine_options
-            if opts.translate_to and not engine_opts.translate_to:
-                engine_opts = dataclasses.replace(engine_opts, translate_to=opts.translate_to)
-            self._engine = create_engine(opts.engine, engine_opts)
-        return extract(path, opts, engine=self._engine)
-
-    def close(self) -> None:
-        if self._engine is not None:
-            self._engine.close()
-            self._engine = None
-
-
 def build_index(
     db: str | os.PathLike[str], libraries: Sequence[str | os.PathLike[str]], options: BuildOptions | None = None
 ) -> BuildReport:
@@ -148,7 +127,10 @@ def build_index(
             raise InputError("no such file or folder", arg)
     started = time.monotonic()
     conn = open_index(db)
-    extractor = options.extract or PipelineExtractor(_default_extract_options(options.engine))
+    own: Extractor | None = None
+    extractor = options.extract
+    if extractor is None:
+        extractor = own = _default_extractor(options.engine)
     try:
         with writer_lock(db, options.lock_timeout_s):
             check_writable(conn, db)  # a read-only index or a full disk is said now, not after the OCR work
@@ -159,17 +141,18 @@ def build_index(
                 # Each video's rows are one transaction: what was stored before the failure stands.
                 raise index_error(err, db) from None
     finally:
-        if options.extract is None and isinstance(extractor, PipelineExtractor):
-            extractor.close()
+        if own is not None:
+            own.close()
         conn.close()
     builder.report.seconds = time.monotonic() - started
     return builder.report
 
 
-def _default_extract_options(engine: str) -> Any:
+def _default_extractor(engine: str) -> Extractor:
+    from vidocr.extractor import Extractor
     from vidocr.pipeline import ExtractOptions
 
-    return ExtractOptions(engine=engine)
+    return Extractor(ExtractOptions(engine=engine))
 
 
 class _Builder:
@@ -227,7 +210,7 @@ class _Builder:
             return True
         if row.stamp.size != stamp.size or row.hash is None:
             return False
-        if _hash_or_none(path, stamp.size) != row.hash:
+        if hash_or_none(path, stamp.size) != row.hash:
             return False
         store.update_stamp(self.conn, row.id, stamp)  # touched or copied over with the same bytes
         return True
@@ -244,7 +227,7 @@ class _Builder:
         remaining = []
         for path, stamp, outcome in todo:
             candidates = by_size.get(stamp.size, []) if outcome == "indexed" else []
-            content = _hash_or_none(path, stamp.size) if candidates else None
+            content = hash_or_none(path, stamp.size) if candidates else None
             match = next((row for row in candidates if row.hash == content), None)
             if match is None:
                 remaining.append((path, stamp, outcome))
@@ -258,7 +241,7 @@ class _Builder:
         return remaining
 
     def _extract_one(self, path: str, stamp: Stamp, outcome: str) -> str:
-        content = _hash_or_none(path, stamp.size)
+        content = hash_or_none(path, stamp.size)
         self.report.extracted += 1
         try:
             cues_iter, info = self.extract(Path(path))
@@ -273,18 +256,16 @@ class _Builder:
             log.debug("traceback of the internal error on %s", display_path(path), exc_info=True)
             return self._fail(path, stamp, content, f"internal error: {type(err).__name__}: {err}")
         opts = self.options
-        tracks = [TrackData("ocr", "original", opts.lang, [(c.start_ms, c.end_ms, c.text) for c in cues if c.text])]
-        translated = [(c.start_ms, c.end_ms, c.translation) for c in cues if c.translation]
-        if translated:
-            tracks.append(TrackData("ocr", "translation", opts.translation_lang, translated))
-        store.save_video(self.conn, path, stamp, content, tracks, engine=opts.engine, duration_s=info.duration_s)
+        tracks = store.save_extraction(self.conn, path, stamp, content, cues, engine=opts.engine,
+                                       duration_s=info.duration_s, lang=opts.lang,
+                                       translation_lang=opts.translation_lang)
         self.report.cues += sum(len(t.cues) for t in tracks)
         setattr(self.report, outcome, getattr(self.report, outcome) + 1)
         return outcome
 
     def _fail(self, path: str, stamp: Stamp, content: str | None, reason: str) -> str:
         log.warning("%s: %s", display_path(path), one_line(reason))
-        store.save_video(self.conn, path, stamp, content, [], engine=self.options.engine, error=reason)
+        store.save_failure(self.conn, path, stamp, content, reason, engine=self.options.engine)
         self.report.failed += 1
         self.report.failures.append((path, reason))
         return "failed"
@@ -378,9 +359,3 @@ def _roots(args: list[str]) -> list[str]:
 def _inside(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
-
-def _hash_or_none(path: str, size: int) -> str | None:
-    try:
-        return store.quick_hash(path, size)
-    except OSError:
-        return None

@@ -163,9 +163,10 @@ def _track_label(hit: Any) -> str:
 
 def _build(args: argparse.Namespace) -> int:
     from vidocr.cli import extract_options_from_args
-    from vidocr.index.build import BuildOptions, PipelineExtractor, build_index
+    from vidocr.extractor import Extractor
+    from vidocr.index.build import BuildOptions, build_index
 
-    extractor = PipelineExtractor(extract_options_from_args(args))
+    extractor = Extractor(extract_options_from_args(args))
     bar = _ProgressBar() if not args.quiet and not args.json and sys.stderr.isatty() else None
     options = BuildOptions(
         extract=extractor,

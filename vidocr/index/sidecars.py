@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pysrt
 
-from vidocr.discover import output_stem
 from vidocr.errors import InputError, one_line
+from vidocr.files import output_stem
 
 SIDECAR_EXTENSIONS = (".srt", ".vtt", ".ass", ".ssa")
 _LANG = re.compile(r"^[a-z]{2,3}([-_][a-z0-9]{2,8})*$", re.IGNORECASE)

@@ -5,28 +5,14 @@ Paths are stored as the file name's bytes (:func:`~vidocr.index.db.fs_text`): an
 
 from __future__ import annotations
 
-import hashlib
-import os
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from vidocr.files import Stamp
 from vidocr.index.db import fs_text, transaction
-
-_HASH_CHUNK = 1 << 20
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """What cheaply tells whether a file changed: its size and modification time (nanoseconds)."""
-
-    size: int
-    mtime_ns: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> Stamp:
-        return cls(st.st_size, st.st_mtime_ns)
+from vidocr.types import Cue
 
 
 @dataclass(frozen=True)
@@ -51,23 +37,57 @@ class VideoRow:
     error: str | None
 
 
-def quick_hash(path: str | os.PathLike[str], size: int | None = None) -> str:
-    """Content fingerprint from the size and the first and last MiB: cheap on large videos, and a copy,
-    a move or a touch keeps it, while re-encoding or truncation changes it."""
-    digest = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size if size is None else size
-        digest.update(str(size).encode())
-        digest.update(fh.read(_HASH_CHUNK))
-        if size > 2 * _HASH_CHUNK:
-            fh.seek(size - _HASH_CHUNK)
-            digest.update(fh.read(_HASH_CHUNK))
-    return digest.hexdigest()
-
-
 def load_videos(conn: sqlite3.Connection) -> dict[str, VideoRow]:
     rows = conn.execute("SELECT id, path, size, mtime_ns, hash, status, error FROM videos")
     return {r[1]: VideoRow(r[0], r[1], Stamp(r[2], r[3]), r[4], r[5], r[6]) for r in rows}
+
+
+def find_video(conn: sqlite3.Connection, path: str) -> VideoRow | None:
+    """The index's row for the video at ``path``, or None when it is not indexed."""
+    r = conn.execute(
+        "SELECT id, path, size, mtime_ns, hash, status, error FROM videos WHERE path = CAST(? AS TEXT)",
+        (fs_text(path),),
+    ).fetchone()
+    return None if r is None else VideoRow(r[0], r[1], Stamp(r[2], r[3]), r[4], r[5], r[6])
+
+
+def ocr_tracks(cues: Iterable[Cue], lang: str | None, translation_lang: str | None) -> list[TrackData]:
+    """An extraction's cues as index tracks: the burned-in text, and the engine's translation when there is one.
+    A cue without text (a translation alone) has no line of the original track: an empty row matches no search
+    and would show as a blank hit."""
+    cues = list(cues)
+    tracks = [TrackData("ocr", "original", lang, [(c.start_ms, c.end_ms, c.text) for c in cues if c.text])]
+    translated = [(c.start_ms, c.end_ms, c.translation) for c in cues if c.translation]
+    if translated:
+        tracks.append(TrackData("ocr", "translation", translation_lang, translated))
+    return tracks
+
+
+def save_extraction(
+    conn: sqlite3.Connection,
+    path: str,
+    stamp: Stamp,
+    content_hash: str | None,
+    cues: Iterable[Cue],
+    *,
+    engine: str | None,
+    duration_s: float | None,
+    lang: str | None = None,
+    translation_lang: str | None = None,
+) -> list[TrackData]:
+    """Store what :func:`vidocr.extract` gave for a video (``index build`` and ``vidocr watch`` alike), replacing
+    its earlier OCR tracks in one transaction; returns the tracks stored."""
+    tracks = ocr_tracks(cues, lang, translation_lang)
+    save_video(conn, path, stamp, content_hash, tracks, engine=engine, duration_s=duration_s)
+    return tracks
+
+
+def save_failure(
+    conn: sqlite3.Connection, path: str, stamp: Stamp, content_hash: str | None, reason: str, *, engine: str | None
+) -> None:
+    """Record that the video at ``path`` could not be extracted (``index status`` lists it; a build retries it
+    when it changes or with ``--retry-failed``); its OCR tracks are dropped."""
+    save_video(conn, path, stamp, content_hash, [], engine=engine, error=reason)
 
 
 def save_video(

@@ -1,0 +1,51 @@
+"""The Extractor that the CLI, the index builder and the watch daemon share: one engine for every video."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vidocr.extractor
+from vidocr import ExtractOptions, Extractor, InputError, extract
+from vidocr.engines import BackgroundEngine
+
+
+class CountingEngine(BackgroundEngine):
+    built: list[CountingEngine] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.closes = 0
+        CountingEngine.built.append(self)
+
+    def close(self) -> None:
+        self.closes += 1
+        super().close()
+
+
+def test_one_engine_for_every_video_built_at_the_first_file_and_freed_by_close(
+    samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    CountingEngine.built = []
+    monkeypatch.setattr(vidocr.extractor, "BackgroundEngine", CountingEngine)
+    options = ExtractOptions(zones="bottom", end=4.5)
+    with Extractor(options) as extractor:
+        with pytest.raises(InputError):
+            extractor(tmp_path / "missing.mp4")
+        assert CountingEngine.built == []  # nothing to read yet: no model loaded
+        texts = []
+        for name in ("demo.mp4", "en.mp4"):
+            cues, info = extractor(samples / name)
+            texts.append([c.text for c in cues])
+            assert info.path.endswith(name)
+        assert len(CountingEngine.built) == 1 and CountingEngine.built[0].closes == 0
+    assert CountingEngine.built[0].closes == 1
+    monkeypatch.undo()
+    alone = [[c.text for c in extract(samples / name, options)[0]] for name in ("demo.mp4", "en.mp4")]
+    assert texts == alone and texts[0] and "Wait, what did you just say?" in texts[1]
+    monkeypatch.setattr(vidocr.extractor, "BackgroundEngine", CountingEngine)
+    list(extractor(samples / "en.mp4")[0])  # usable again after close: a new engine (the daemon drops a broken one)
+    assert len(CountingEngine.built) == 2
+    extractor.close()
