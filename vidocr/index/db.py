@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vidocr.errors import IndexError_
-from vidocr.index.text import fts_body
+from vidocr.index.text import fts_body, t2s_table
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x5669644F  # "ViDO"
 _MAGIC = b"SQLite format 3\x00"
 
@@ -80,8 +80,15 @@ MIGRATIONS: list[str] = [
         INSERT INTO cue_fts(rowid, body) VALUES (new.id, vidocr_fts_body(new.text));
     END;
     """,
+    # v2: traditional Chinese characters are folded to simplified ones (vidocr.index.text.fold_chinese), so the
+    # search table is rebuilt from the cues through the new vidocr_fts_body.
+    """
+    INSERT INTO cue_fts(cue_fts) VALUES ('rebuild');
+    """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
+#: What cue_fts holds (meta 'fts_scheme'), for a reader of the file.
+FTS_SCHEME = "unicode61+cjk-bigrams+t2s-chars"
 
 
 def open_index(
@@ -128,7 +135,9 @@ def open_index(
             if version < SCHEMA_VERSION:
                 _migrate(conn)
         elif version < SCHEMA_VERSION:
-            raise IndexError_(f"index schema v{version} is older than v{SCHEMA_VERSION}: run `vidocr index build`")
+            raise IndexError_(f"index schema v{version} is older than v{SCHEMA_VERSION} (this vidocr also finds "
+                              "traditional Chinese with simplified and back): run `vidocr index build LIBRARY` once "
+                              "to upgrade it (its search table is rebuilt; no video is read again)", str(db))
         conn.execute("PRAGMA foreign_keys=ON")
     except _Unreadable as err:
         conn.close()
@@ -143,6 +152,7 @@ def open_index(
 
 
 def _connect(db: Path, query: str, busy_timeout_s: float) -> sqlite3.Connection:
+    t2s_table()  # a missing table is one line here, not an error inside an SQL function
     try:
         conn = sqlite3.connect(
             db.absolute().as_uri() + query, uri=True, timeout=busy_timeout_s, isolation_level=None,
@@ -256,7 +266,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {step + 1}")
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('fts_scheme', 'unicode61+cjk-bigrams')")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('fts_scheme', ?)", (FTS_SCHEME,))
 
 
 def _statements(script: str) -> Iterator[str]:
