@@ -19,9 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from vidocr.errors import VidocrError
-from vidocr.metrics import Report, combine, evaluate
 from vidocr.pipeline import ExtractOptions, extract
-from vidocr.synth import read_srt
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # support/: test helpers, kept out of the package
+
+from support.metrics import Report, combine, evaluate  # noqa: E402
+from support.synth import read_srt  # noqa: E402
 
 VIDEO_SUFFIXES = (".mp4", ".mkv", ".ts", ".mov", ".webm")
 REAL_CLIPS = {"zh_anime_3s.mp4": "zh_anime_3s.truth.srt"}
@@ -61,7 +65,7 @@ def _fmt(value: float | None, spec: str = ".0f") -> str:
 
 
 def _median_p90(values: list[float]) -> tuple[float | None, float | None]:
-    ordered = sorted(values)  # nearest-rank p90, as vidocr.metrics.Report does
+    ordered = sorted(values)  # nearest-rank p90, as support.metrics.Report does
     if not ordered:
         return None, None
     return statistics.median(ordered), ordered[math.ceil(0.9 * len(ordered)) - 1]

@@ -25,6 +25,10 @@ import numpy as np
 from vidocr.engines import EngineOptions, create_engine
 from vidocr.types import Task
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # support/: test helpers, kept out of the package
+
+
 
 def band_crops(n: int, width: int, height: int, seed: int = 0) -> list[np.ndarray]:
     """Band-like BGR crops: a background colour and dark glyph-sized blocks in a centred text row."""
@@ -114,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("give --model DIR or --build DIR")
         model = args.build
         if not (Path(model) / "config.json").is_file():
-            from vidocr.engines.hunyuan_random import build_model
+            from support.hunyuan_random import build_model
 
             t0 = time.perf_counter()
             cuda = _cuda() is not None

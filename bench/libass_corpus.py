@@ -1,4 +1,4 @@
-"""An evaluation corpus independent of ``vidocr.synth``: subtitles burned in by libass, the way releases are made.
+"""An evaluation corpus independent of tests/support/synth.py: subtitles burned in by libass, the way releases are made.
 
     python bench/libass_corpus.py OUT [--half dev|check|both] [--only NAME ...]
 

@@ -15,7 +15,7 @@ minute of video (and how many of them were re-reads confirmed without detection)
 ``analysis_only_s`` is the same pipeline with an engine that reads nothing (decoding, zone finding,
 text masks, scene cuts and change detection; no OCR work): the part of the wall time OCR cannot be
 blamed for, and so the least the pipeline can take on this machine whatever the engine.
-The targets are judged on the cold run. Videos are generated once with vidocr.synth into a cache
+The targets are judged on the cold run. Videos are generated once with tests/support/synth.py into a cache
 folder (default: a temp folder): single-slice H.264 like real encodes.
 """
 
@@ -36,8 +36,12 @@ import av
 from vidocr.detect import DetectOptions
 from vidocr.engines import EngineOptions, OcrEngine, create_engine
 from vidocr.pipeline import ExtractOptions, extract
-from vidocr.synth import SynthCue, SynthSpec, render_video
 from vidocr.types import OcrResult, Task
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # support/: test helpers, kept out of the package
+
+from support.synth import SynthCue, SynthSpec, render_video  # noqa: E402
 
 LINES = [
     "今天天气很好，我们出去走走吧",

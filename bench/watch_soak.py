@@ -30,11 +30,12 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # support/: test helpers, kept out of the package
 WORDS = ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliet", "Kilo", "Lima")
 
 
 def render(folder: Path, count: int) -> list[Path]:
-    from vidocr.synth import SynthCue, SynthSpec, render_video
+    from support.synth import SynthCue, SynthSpec, render_video
 
     folder.mkdir(parents=True, exist_ok=True)
     clips = []

@@ -9,8 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-from vidocr.synth import SynthCue as Q
-from vidocr.synth import SynthSpec, render_video, write_srt
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # support/: test helpers, kept out of the package
+
+from support.synth import SynthCue as Q  # noqa: E402
+from support.synth import SynthSpec, render_video, write_srt  # noqa: E402
 
 HERE = Path(__file__).parent
 

@@ -65,8 +65,9 @@ read -r -a ARGS <<< "${GPU_CHECK_ARGS:-}"
 MODEL=$WORK/$SIZE-random
 step "build a random $SIZE model"
 timeout 180 "$PY" -c "
-import torch
-from vidocr.engines.hunyuan_random import build_model
+import sys, torch
+sys.path.insert(0, 'tests')  # support/: test helpers, kept out of the package
+from support.hunyuan_random import build_model
 gpu = torch.cuda.is_available()
 build_model('$MODEL', '$SIZE', dtype='bfloat16' if gpu else 'float32', device='cuda' if gpu else 'cpu')" || exit 3
 

@@ -150,7 +150,7 @@ class FuzzResult:
 
 def clean_clips(folder: Path, containers: Sequence[str] = tuple(CONTAINERS)) -> list[Path]:
     """A small synthetic clip with two subtitles (320x180, 3 s, H.264 MP4), in each of ``containers``."""
-    from vidocr.synth import SynthCue, SynthSpec, render_video
+    from support.synth import SynthCue, SynthSpec, render_video
 
     folder.mkdir(parents=True, exist_ok=True)
     base = folder / "base.mp4"

@@ -34,7 +34,7 @@ _built: dict[str, Path] = {}
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The session's tiny HunYuanVL model directory (built on first use, ~5 s)."""
     if "tiny" not in _built:
-        from vidocr.engines.hunyuan_random import build_model
+        from support.hunyuan_random import build_model
 
         _built["tiny"] = build_model(tmp_path_factory.mktemp("hunyuan-tiny"), "tiny")
     return _built["tiny"]

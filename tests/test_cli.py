@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pysrt
 import pytest
+from support.synth import read_srt
 
 from vidocr.cli import main, parse_time
-from vidocr.synth import read_srt
 
 
 @pytest.fixture()
@@ -118,7 +118,7 @@ def test_existing_output_untouched_when_extraction_fails(tmp_path: Path, capsys)
 
 
 def test_no_subtitles_found_names_the_region(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from vidocr.synth import SynthSpec, render_video
+    from support.synth import SynthSpec, render_video
 
     video = tmp_path / "nosubs.mp4"
     render_video(SynthSpec(width=640, height=360, duration=2.0, background="dark"), video)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pysrt
 import pytest
+from support.synth import read_srt
 
 from vidocr.cli import EXIT_CODES, build_parser, extract_options_from_args, main
-from vidocr.synth import read_srt
 
 ROOT = Path(__file__).resolve().parent.parent
 

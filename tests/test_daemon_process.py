@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.synth import SynthCue, SynthSpec, render_video
 
 from vidocr.pipeline import ExtractOptions, extract
-from vidocr.synth import SynthCue, SynthSpec, render_video
 
 pytest.importorskip("watchdog")
 pytest.importorskip("prometheus_client")

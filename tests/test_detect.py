@@ -7,9 +7,9 @@ from fractions import Fraction
 import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
+from support.synth import FONT_PATH
 
 from vidocr.detect import BandChangeDetector, DetectOptions
-from vidocr.synth import FONT_PATH
 from vidocr.textmask import analysis_image, analysis_scale, edge_mask
 from vidocr.types import Box, Timestamp
 

@@ -10,11 +10,11 @@ import av
 import numpy as np
 import pytest
 from hostile_media import CONTAINERS, convert, with_preview
+from support.synth import SynthCue, SynthSpec, render_video
 
 from vidocr.errors import InputError, VidocrError
 from vidocr.pipeline import ExtractOptions, extract
 from vidocr.region import find_band, parse_roi
-from vidocr.synth import SynthCue, SynthSpec, render_video
 from vidocr.types import Box
 from vidocr.video import VideoSource
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.metrics import evaluate, normalize
+from support.synth import SynthCue, SynthSpec, TruthCue, render_video
 
 from vidocr.formats import get_writer
-from vidocr.metrics import evaluate, normalize
 from vidocr.pipeline import ExtractOptions, extract
-from vidocr.synth import SynthCue, SynthSpec, TruthCue, render_video
 from vidocr.types import Cue
 
 LOGO = SynthCue(0.0, 60.0, "CCTV-9 纪录", position="corner", subtitle=False, scale=0.6)

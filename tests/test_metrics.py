@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from support.metrics import Report, cer, combine, edit_distance, evaluate, icpr_score, normalize, t_iou
+from support.synth import TruthCue as C
 
-from vidocr.metrics import Report, cer, combine, edit_distance, evaluate, icpr_score, normalize, t_iou
-from vidocr.synth import TruthCue as C
 from vidocr.types import Cue
 
 

@@ -6,11 +6,11 @@ import statistics
 from pathlib import Path
 
 import pytest
+from support.metrics import evaluate, normalize
+from support.synth import SynthCue, SynthSpec, TruthCue, read_srt, render_video
 
 from vidocr.detect import DetectOptions
-from vidocr.metrics import evaluate, normalize
 from vidocr.pipeline import ExtractOptions, extract
-from vidocr.synth import SynthCue, SynthSpec, TruthCue, read_srt, render_video
 from vidocr.types import Cue
 
 SAMPLE_NAMES = ["zh", "en", "bilingual", "short_cue", "repeat_gap", "vfr_offset", "demo"]

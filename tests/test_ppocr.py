@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.synth import read_srt
 
 from vidocr.engines.ppocr import PpOcr, PpOcrConfig, model_dir
-from vidocr.synth import read_srt
 from vidocr.types import Box
 from vidocr.video import VideoSource
 

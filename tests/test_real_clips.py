@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vidocr.metrics import evaluate, normalize
+from support.metrics import evaluate, normalize
+from support.synth import read_srt
+
 from vidocr.pipeline import ExtractOptions, extract
-from vidocr.synth import read_srt
 
 
 def test_zh_anime_reaches_all_three_cues(real_data: Path, rapid_engine: object) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.synth import read_srt
 
 from vidocr.engines import EngineOptions, Rereader
 from vidocr.engines.rapid import RapidOcrEngine
 from vidocr.ocrqueue import OcrWorker, Prior
-from vidocr.synth import read_srt
 from vidocr.types import Box, OcrResult, Task
 from vidocr.video import VideoSource
 

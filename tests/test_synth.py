@@ -8,8 +8,7 @@ from typing import Any
 import av
 import numpy as np
 import pytest
-
-from vidocr.synth import SynthCue, SynthSpec, TruthCue, frame_times, read_srt, render_video, write_srt
+from support.synth import SynthCue, SynthSpec, TruthCue, frame_times, read_srt, render_video, write_srt
 
 SMALL = SynthSpec(width=320, height=180, font_size=26, cut_every=1.0)
 

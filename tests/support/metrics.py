@@ -1,6 +1,6 @@
 """Subtitle accuracy: CER, temporal IoU, the ICPR 2022 MSR subtask-1 score, and a fuller report.
 
-Cues are anything with ``start_ms``, ``end_ms`` and ``text`` (``vidocr.types.Cue``, ``vidocr.synth.TruthCue``).
+Cues are anything with ``start_ms``, ``end_ms`` and ``text`` (``vidocr.types.Cue``, ``support.synth.TruthCue``).
 Texts are compared after ``normalize``, so punctuation, spacing and full-width forms do not count as errors.
 """
 

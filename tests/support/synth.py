@@ -1,7 +1,8 @@
 """Synthetic test videos with burned-in subtitles and exact, frame-accurate truth cues.
 
 The truth comes from the timestamps actually stored in the file: after muxing, the packets are read back and must
-match the planned frame times, or rendering fails. Used by the tests, the samples and the accuracy bench.
+match the planned frame times, or rendering fails. Used by the tests, the samples and the benchmarks (not package
+code: it lives in ``tests/support/``, out of the wheel).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import pysrt
 from PIL import Image, ImageDraw, ImageFont
 
-FONT_PATH = Path(__file__).parent / "data" / "NotoSansSC-Subset.otf"
+FONT_PATH = Path(__file__).parent / "fonts" / "NotoSansSC-Subset.otf"
 # Red, blue, green and magenta are as dark as a mid grey in luma (60-135): only colour shows them.
 COLOURS = {
     "white": (255, 255, 255),
