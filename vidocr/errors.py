@@ -1,7 +1,7 @@
 """One error hierarchy for the whole library.
 
 Every error names the file it concerns (when there is one) and a short reason, so the CLI can print
-exactly one line. Errors are plain picklable objects: they cross process boundaries (OCR workers).
+exactly one line. Errors are plain picklable objects: one raised on the OCR thread reaches the caller unchanged.
 """
 
 from __future__ import annotations
