@@ -114,6 +114,11 @@ def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> 
                    help="OCR threads (rapidocr) or concurrent server requests (default: CPU cores)")
     g.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
     g.add_argument("--task", choices=["subtitle", "text"], default="subtitle", help="what the engine reads")
+    if "--lang" not in p._option_string_actions:  # index build and watch declare it (also stored on tracks)
+        g.add_argument("--lang", action=_Accumulate, metavar="LANG",
+                       help="language(s) or script(s) of the subtitles: auto (default: chosen per video), ISO "
+                            "639 codes or script names (zh, ja, en, ko, ru, ar, th, hi, hangul, cyrillic...; repeat "
+                            "or comma-separate)")
     g.add_argument("--translate", metavar="LANG", help="also translate to LANG (engines that can: hunyuan-*, openai)")
     g.add_argument("--model", help="model directory (hunyuan-* engines) or model name (openai)")
     g.add_argument("--profile", help="model profile (hunyuan-* engines): hunyuanocr-1.0, hunyuanocr-1.5 or a YAML file")
@@ -293,6 +298,7 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
     (used by extract, index build and watch)."""
     from vidocr.detect import DetectOptions
     from vidocr.engines import EngineOptions, load_engine_class
+    from vidocr.langs import check_langs, parse_langs
     from vidocr.pipeline import ExtractOptions, check_task
     from vidocr.types import Task
 
@@ -335,6 +341,9 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         stream = _number("--stream", stream, 0, 65535, int)
     check_task(engine, task, translate)
     load_engine_class(engine)  # a missing extra is one line now (exit 4), not every video's failure
+    lang = parse_langs(getattr(args, "lang", None))
+    if engine == "rapidocr":
+        check_langs(lang)  # a missing language pack is one line naming the apt package (exit 2)
     if engine in PROFILE_ENGINES:
         from vidocr.engines.hunyuan_common import load_profile, question_for
 
@@ -342,7 +351,8 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         question_for(profile, task, translate)  # an unknown profile or language is refused now
     return ExtractOptions(
         engine=engine,
-        engine_options=EngineOptions(workers=workers, batch_size=batch_size, translate_to=translate, extra=extra),
+        engine_options=EngineOptions(workers=workers, batch_size=batch_size, translate_to=translate, extra=extra,
+                                     lang=lang),
         task=task,
         translate_to=translate,
         roi=roi,
@@ -352,6 +362,7 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         end=end,
         detect=DetectOptions(**detect_kwargs),
         stream=stream,
+        lang=lang,
     )
 
 

@@ -46,6 +46,8 @@ class ExtractOptions:
     start, end: seconds on the video's own clock (0 = first frame); cue times stay on that clock.
     queue_size: band crops that may wait for OCR before decoding pauses (bounds memory).
     stream: index of the video stream to read (ffprobe's ``Stream #0:N``); default: the main one.
+    lang: languages or scripts of the subtitles (``vidocr.langs.parse_langs``: "ko", "ru", "hangul"...);
+        empty: auto (the engine decides per video, see ``vidocr.engines.rapid.ScriptChooser``).
     """
 
     engine: str = "rapidocr"
@@ -61,6 +63,7 @@ class ExtractOptions:
     merge: MergeOptions = field(default_factory=MergeOptions)
     queue_size: int = 64
     stream: int | None = None
+    lang: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,8 @@ def _engine_options(options: ExtractOptions) -> EngineOptions:
     engine_opts = options.engine_options
     if options.translate_to and not engine_opts.translate_to:
         engine_opts = replace(engine_opts, translate_to=options.translate_to)
+    if options.lang and not engine_opts.lang:
+        engine_opts = replace(engine_opts, lang=tuple(options.lang))
     return engine_opts
 
 
@@ -189,6 +194,9 @@ def _run(
     worker: OcrWorker | None = None
     started = time.monotonic()
     try:
+        begin = getattr(engine, "begin_video", None)
+        if callable(begin):
+            begin(str(source.path))  # an engine that picks the script per video (--lang auto) starts afresh
         batch = options.engine_options.batch_size or engine.preferred_batch
         worker = OcrWorker(engine, options.task, batch, options.queue_size)
         yield from _stream(source, regions, options, worker, progress)

@@ -8,6 +8,7 @@ pip command that installs it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 import time
@@ -28,11 +29,13 @@ class EngineOptions:
     workers: OCR threads (CPU engines) or concurrent requests (server engines); 0 = auto.
     batch_size: crops handed to one ``recognize`` call by the pipeline.
     translate_to: target language for ``Task.TRANSLATE`` (e.g. "en", "zh").
+    lang: languages or scripts of the text (``vidocr.langs.parse_langs``); empty: auto (engines that can tell).
     """
 
     workers: int = 0
     batch_size: int = 0
     translate_to: str | None = None
+    lang: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -166,6 +169,7 @@ class BackgroundEngine:
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="vidocr-engine-load")
         self._future = self._pool.submit(_build, name, cls, options)
         self._closed = False
+        self._video: str | None = None  # a video begun while the engine was still loading
         if loading_to is not None and not getattr(cls, "reports_waiting", False):  # openai: says it waits
             threading.Thread(target=self._report_loading, args=(loading_to,), name="vidocr-engine-loading",
                              daemon=True).start()
@@ -196,10 +200,22 @@ class BackgroundEngine:
     def engine(self) -> OcrEngine:
         engine: OcrEngine = self._future.result()
         self.preferred_batch = engine.preferred_batch
+        video, self._video = self._video, None
+        begin = getattr(engine, "begin_video", None)
+        if video is not None and callable(begin):
+            begin(video)
         return engine
 
     def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
         return self.engine.recognize(images, task)
+
+    def begin_video(self, name: str) -> None:
+        """Tell the engine a new video starts (engines that choose a script per video); never waits for the
+        build: an engine still loading is told when it is first used."""
+        self._video = name
+        if self._future.done():
+            with contextlib.suppress(VidocrError):  # a build's error surfaces at the first recognize
+                _ = self.engine
 
     def reread(self, images: Sequence[np.ndarray], priors: Sequence[OcrResult], task: Task) -> list[OcrResult]:
         engine = self.engine

@@ -91,12 +91,13 @@ class PpOcr:
     def read(self, image: np.ndarray) -> list[Piece]:
         """Detect and recognise the text boxes of a BGR image, top to bottom, left to right."""
         cfg = self.config
+        return [piece for piece in self.read_all(image) if piece[1].strip() and piece[2] >= cfg.text_score]
+
+    def read_all(self, image: np.ndarray) -> list[Piece]:
+        """:meth:`read` without dropping empty or unsure lines (a script probe looks at those too)."""
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        height, width = image.shape[:2]
-        img, ratio_h, ratio_w = _within_bounds(image, cfg.min_side, cfg.max_side)
-        img, top = _pad_rows(img, cfg.pad_ratio, cfg.pad_min_height)
-        boxes = self._detect(img)
+        img, top, ratio_h, ratio_w, boxes = self._detect_scaled(image)
         if not len(boxes):
             return []
         crops = [_crop_quad(img, box) for box in boxes]
@@ -105,18 +106,23 @@ class PpOcr:
                 cv2.resize(c, (round(c.shape[1] * ratio_w), round(c.shape[0] * ratio_h))) for c in crops
             ]
         texts = self.recognize(crops)
-        boxes = boxes.astype(np.float32)
-        boxes[:, :, 1] -= top
-        boxes[:, :, 0] *= ratio_w
-        boxes[:, :, 1] *= ratio_h
-        boxes = np.maximum(boxes, 0)
-        boxes[..., 0] = np.minimum(boxes[..., 0], width)
-        boxes[..., 1] = np.minimum(boxes[..., 1], height)
-        return [
-            (box, text, score)
-            for box, (text, score) in zip(boxes, texts, strict=True)
-            if text.strip() and score >= cfg.text_score
-        ]
+        boxes = _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])
+        return [(box, text, score) for box, (text, score) in zip(boxes, texts, strict=True)]
+
+    def detect(self, image: np.ndarray) -> np.ndarray:
+        """The text boxes of a BGR image alone (N x 4 corner points in image coordinates, reading order)."""
+        if image.ndim == 2:
+            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+        _, top, ratio_h, ratio_w, boxes = self._detect_scaled(image)
+        if not len(boxes):
+            return np.zeros((0, 4, 2), np.float32)
+        return _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])
+
+    def _detect_scaled(self, image: np.ndarray) -> tuple[np.ndarray, int, float, float, np.ndarray]:
+        cfg = self.config
+        img, ratio_h, ratio_w = _within_bounds(image, cfg.min_side, cfg.max_side)
+        img, top = _pad_rows(img, cfg.pad_ratio, cfg.pad_min_height)
+        return img, top, ratio_h, ratio_w, self._detect(img)
 
     # -- recognition ------------------------------------------------------------------------------
     def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
@@ -206,6 +212,18 @@ class PpOcr:
                 continue
             found.append(box)
         return np.array(found, np.float32).reshape(-1, 4, 2)
+
+
+def _to_image(boxes: np.ndarray, top: int, ratio_h: float, ratio_w: float, width: int, height: int) -> np.ndarray:
+    """Boxes found on the resized, padded image -> the original image's coordinates."""
+    boxes = boxes.astype(np.float32)
+    boxes[:, :, 1] -= top
+    boxes[:, :, 0] *= ratio_w
+    boxes[:, :, 1] *= ratio_h
+    boxes = np.maximum(boxes, 0)
+    boxes[..., 0] = np.minimum(boxes[..., 0], width)
+    boxes[..., 1] = np.minimum(boxes[..., 1], height)
+    return boxes
 
 
 def _within_bounds(img: np.ndarray, min_side: int, max_side: int) -> tuple[np.ndarray, float, float]:

@@ -11,25 +11,40 @@ several calls at once on threads sharing one instance, which scaled better than 
 threads on few cores. Only the default models are used: they are inside the wheel, every other
 model would be downloaded at run time.
 
-Not covered by these models: Korean (Hangul comes back empty or garbled) — use a HunyuanOCR engine.
+These models do not read Hangul, Cyrillic, Arabic, Thai or Devanagari (empty text or Latin look-alikes).
+For those, :mod:`vidocr.engines.tesseract` recognises the lines this detector finds: chosen by ``--lang``, or
+with ``auto`` per video from its first lines (:class:`ScriptChooser`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
+import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
 from vidocr.engines import EngineOptions
 from vidocr.engines.ppocr import PpOcr, PpOcrConfig
 from vidocr.errors import EngineError
+from vidocr.langs import (
+    SCRIPTS,
+    apt_package,
+    installed_packs,
+    script_counts,
+    tesseract_packs,
+)
 from vidocr.types import Box, OcrLine, OcrResult, Task
+
+if TYPE_CHECKING:
+    from vidocr.engines.tesseract import TesseractReader
 
 log = logging.getLogger("vidocr")
 _T = TypeVar("_T")
@@ -54,7 +69,9 @@ def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
     return OcrResult(lines=tuple(group_lines(pieces)))
 
 
-def reread_band(ocr: PpOcr, image: np.ndarray, prior: OcrResult) -> OcrResult | None:
+def reread_band(
+    ocr: PpOcr, image: np.ndarray, prior: OcrResult, reader: TesseractReader | None = None
+) -> OcrResult | None:
     """Recognise only ``prior``'s line boxes in ``image`` (no detection: ~40% of a read's cost).
 
     Returns the prior's lines with fresh confidences when every line reads back the same text
@@ -70,23 +87,51 @@ def reread_band(ocr: PpOcr, image: np.ndarray, prior: OcrResult) -> OcrResult | 
         x0, y0, x1, y1 = max(0, b.x), max(0, b.y), min(width, b.x + b.w), min(height, b.y + b.h)
         if (x1 - x0) < 0.95 * b.w or (y1 - y0) < 0.9 * b.h:
             return None
-        crops.append(image[y0:y1, x0:x1])
+        crops.append(image[y0:y1, x0:x1] if reader is None else line_crop(image, x0, y0, x1, y1))
     if not crops:
         return None
     lines = []
-    for line, (text, score) in zip(prior.lines, ocr.recognize(crops), strict=True):
-        if score < ocr.config.text_score or _squash(str(text)) != _squash(line.text):
+    texts = ocr.recognize(crops) if reader is None else reader.recognize(crops)
+    min_score = ocr.config.text_score if reader is None else TESS_MIN_CONF
+    for line, (text, score) in zip(prior.lines, texts, strict=True):
+        if score < min_score or _squash(str(text)) != _squash(line.text):
             return None
         lines.append(OcrLine(text=line.text, confidence=float(score), box=line.box))
     return OcrResult(lines=tuple(lines), confirmed=True)
+
+
+#: Tesseract lines read with less (calibrated) confidence than this are dropped (picture detail in a box).
+TESS_MIN_CONF = 0.65
+
+
+def line_crop(image: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    """A detector box with a margin for Tesseract: the box may clip a glyph's outline, and widely spaced
+    single leading letters ("И", "В") can fall just outside it."""
+    h = max(1.0, y1 - y0)
+    height, width = image.shape[:2]
+    return image[max(0, int(y0 - 0.1 * h)) : min(height, int(y1 + 0.1 * h) + 1),
+                 max(0, int(x0 - 0.3 * h)) : min(width, int(x1 + 0.3 * h) + 1)]
+
+
+def read_band_tesseract(ocr: PpOcr, reader: TesseractReader, image: np.ndarray) -> OcrResult:
+    """PP-OCR's detector finds the lines, Tesseract reads them."""
+    pieces = []
+    for quad in ocr.detect(image):
+        x0, y0 = quad.min(axis=0)
+        x1, y1 = quad.max(axis=0)
+        text, conf = reader.read_line(line_crop(image, x0, y0, x1, y1))
+        if text and conf >= TESS_MIN_CONF:
+            pieces.append((float(x0), float(y0), float(x1), float(y1), text, conf))
+    return OcrResult(lines=tuple(group_lines(pieces, rtl=reader.rtl)))
 
 
 def _squash(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).split())
 
 
-def group_lines(pieces: list[tuple[float, float, float, float, str, float]]) -> list[OcrLine]:
-    """Group detected boxes into visual lines (top to bottom) and join each line's boxes left to right.
+def group_lines(pieces: list[tuple[float, float, float, float, str, float]], rtl: bool = False) -> list[OcrLine]:
+    """Group detected boxes into visual lines (top to bottom) and join each line's boxes left to right
+    (right to left for ``rtl`` scripts: the text stays in logical order).
 
     Boxes on one line are joined with a space when the gap between them is wider than a third of the
     line height (the recogniser drops such spaces; CJK subtitles use them between phrases too).
@@ -110,7 +155,8 @@ def group_lines(pieces: list[tuple[float, float, float, float, str, float]]) -> 
         height = max(q[3] - q[1] for q in row)
         for left, right in zip(row, row[1:], strict=False):
             gap = right[0] - left[2]
-            text += (" " if gap > height / 3 else "") + right[4]
+            space = " " if gap > height / 3 else ""
+            text = (right[4] + space + text) if rtl else (text + space + right[4])
         total = sum(len(q[4]) for q in row)
         conf = sum(q[5] * len(q[4]) for q in row) / max(total, 1)
         x0, y0 = min(q[0] for q in row), min(q[1] for q in row)
@@ -118,6 +164,158 @@ def group_lines(pieces: list[tuple[float, float, float, float, str, float]]) -> 
         box = Box(int(x0), int(y0), int(round(x1 - x0)), int(round(y1 - y0)))
         lines.append(OcrLine(text=text, confidence=conf, box=box))
     return lines
+
+#: A PP-OCR line at least this sure, without look-alike signs, is in a script PP-OCR reads.
+SURE_SCORE = 0.9
+#: A probe reading at least this sure (calibrated), in the pack's own script, names the script.
+PROBE_CONF = 0.8
+#: Lines of a video that decide its script (more when they disagree).
+DECIDE_AFTER = 3
+DECIDE_MAX = 12
+# Cyrillic or Greek read as Latin look-alikes mixes digits into capital words ("B 4YBCTBAX").
+_LOOKALIKE = re.compile(r"\b(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*[0-9])[A-Z0-9]{3,}\b")
+_PROBE_SCRIPTS = tuple(SCRIPTS.values())
+
+
+def _sure(text: str, score: float) -> bool:
+    letters = sum(script_counts(text).values())
+    return score >= SURE_SCORE and letters > 0 and not _LOOKALIKE.search(text)
+
+
+class ScriptChooser:
+    """``--lang auto``: picks the recogniser of each video from its first lines.
+
+    A line PP-OCR reads surely (no look-alike signs) votes for PP-OCR. Any other line is probed: each installed
+    language pack of a script PP-OCR cannot read (kor, rus, ara, tha, hin...) reads it, and a reading that is
+    sure and in that pack's own script votes for the pack (a wrong pack reads other scripts as unsure text in
+    its own). Lines nobody reads vote "none". After DECIDE_AFTER agreeing lines the video's recogniser is
+    fixed; "none" keeps PP-OCR, drops its unsure lines and says once which package to install.
+    """
+
+    def __init__(self, ppocr: PpOcr) -> None:
+        self._ocr = ppocr
+        self._lock = threading.Lock()
+        self._readers: dict[str, TesseractReader] = {}
+        self._packs: list[str] | None = None
+        self.begin_video("")
+
+    def begin_video(self, name: str) -> None:
+        with self._lock:
+            self.video = name
+            self.votes: Counter[str] = Counter()
+            self.decided: str | None = None
+
+    def packs(self) -> list[str]:
+        """Installed packs to probe with (none without tesserocr)."""
+        if self._packs is None:
+            try:
+                import tesserocr  # noqa: F401
+            except ImportError:
+                self._packs = []
+            else:
+                have = installed_packs()
+                self._packs = [s.pack for s in _PROBE_SCRIPTS if s.pack in have]
+        return self._packs
+
+    def reader(self, pack: str) -> TesseractReader:
+        with self._lock:
+            reader = self._readers.get(pack)
+            if reader is None:
+                from vidocr.engines.tesseract import TesseractReader
+
+                reader = self._readers[pack] = TesseractReader(pack)
+            return reader
+
+    def read(self, image: np.ndarray) -> OcrResult:
+        decided = self.decided
+        if decided == "ppocr":
+            return read_band(self._ocr, image)
+        if decided == "none":
+            return _sure_only(read_band(self._ocr, image))
+        if decided is not None:
+            return read_band_tesseract(self._ocr, self.reader(decided), image)
+        lines = []  # (box, vote, text, confidence, crop)
+        for quad, text, score in self._ocr.read_all(image):
+            x0, y0 = quad.min(axis=0)
+            x1, y1 = quad.max(axis=0)
+            box = (float(x0), float(y0), float(x1), float(y1))
+            text = text.strip()
+            crop = line_crop(image, x0, y0, x1, y1)
+            if _sure(text, score):
+                lines.append((box, "ppocr", text, score, crop))
+                continue
+            best: tuple[float, str, str] | None = None
+            for script in _PROBE_SCRIPTS:
+                if script.pack not in self.packs():
+                    continue
+                probe, conf = self.reader(script.pack).read_line(crop)
+                counts = script_counts(probe)
+                own = counts.get(script.name, 0)
+                sure = conf >= PROBE_CONF and own >= 2 and own >= 0.8 * sum(counts.values())
+                if sure and (best is None or conf > best[0]):
+                    best = (conf, script.pack, probe)
+            if best is not None:
+                lines.append((box, best[1], best[2], best[0], crop))
+            elif score >= self._ocr.config.text_score or not text:
+                lines.append((box, "none", text, score, crop))
+        self._vote([line[1] for line in lines])
+        # Lines read by another recogniser than the one the video now leans to are read again with it
+        # (a wrong pack can be surer than the right one on one line).
+        leader = self.decided or (self.votes.most_common(1)[0][0] if self.votes else None)
+        pieces = []
+        for box, vote, text, conf, crop in lines:
+            if vote != leader and leader not in (None, "ppocr", "none"):
+                text, conf = self.reader(str(leader)).read_line(crop)
+                if conf < TESS_MIN_CONF:
+                    continue
+            elif vote != "ppocr" and leader in ("ppocr", "none"):
+                continue  # unsure of PP-OCR in a PP-OCR video: picture detail, or unreadable
+            elif vote == "none":
+                continue
+            pieces.append((*box, text, conf))
+        rtl = leader not in (None, "ppocr", "none") and self.reader(str(leader)).rtl
+        return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl)))
+
+    def _vote(self, votes: list[str]) -> None:
+        with self._lock:
+            if self.decided is not None or not votes:
+                return
+            self.votes.update(votes)
+            total = sum(self.votes.values())
+            choice, count = self.votes.most_common(1)[0]
+            if total < DECIDE_AFTER or (count < 0.6 * total and total < DECIDE_MAX):
+                return
+            if choice == "none" and self.votes["ppocr"] * 3 >= count and total < DECIDE_MAX:
+                return  # unsure lines among sure ones: picture detail in a PP-OCR video
+            self.decided = choice
+        name = f"{self.video}: " if self.video else ""
+        if choice == "none":
+            log.warning("%s%s", name, self._uncovered_hint())
+        elif choice != "ppocr":
+            log.info("%sscript %s: reading with Tesseract (%s)", name, _script_of_pack(choice), choice)
+
+    def _uncovered_hint(self) -> str:
+        missing = [s for s in _PROBE_SCRIPTS[:5] if s.pack not in self.packs()]
+        how = ", ".join(f"{apt_package(s.pack)} ({s.name})" for s in missing)
+        need = "" if self.packs() or not missing else "pip install 'vidocr[tesseract]' and "
+        return (
+            "the subtitles are in no script the installed recognisers read (not Chinese, Japanese or Latin; "
+            f"unsure lines dropped): {need}apt-get install the language pack of their script: {how}; then --lang"
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            readers, self._readers = list(self._readers.values()), {}
+        for reader in readers:
+            reader.close()
+
+
+def _script_of_pack(pack: str) -> str:
+    return next((s.name for s in SCRIPTS.values() if s.pack == pack), pack)
+
+
+def _sure_only(result: OcrResult) -> OcrResult:
+    return replace(result, lines=tuple(ln for ln in result.lines if _sure(ln.text, ln.confidence)))
 
 
 class RapidOcrEngine:
@@ -142,12 +340,47 @@ class RapidOcrEngine:
             raise
         except Exception as exc:  # onnxruntime raises assorted errors when models can't load
             raise EngineError(f"rapidocr failed to start: {exc}") from exc
+        #: ``--lang``: () is auto; PP-OCR languages only keep today's path; others read with Tesseract.
+        self.langs = tuple(options.lang)
+        self._tesseract: TesseractReader | None = None
+        self._chooser: ScriptChooser | None = None
+        packs = tesseract_packs(self.langs)
+        if packs:
+            from vidocr.engines.tesseract import TesseractReader
+
+            self._tesseract = TesseractReader("+".join(packs))
+        elif not self.langs and self._ocr is not None:
+            self._chooser = ScriptChooser(self._ocr)
         self._threads: ThreadPoolExecutor | None = None
         if self.workers > 1:
             self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="vidocr-rapidocr")
 
+    def begin_video(self, name: str) -> None:
+        """A new video starts: ``auto`` decides its script afresh."""
+        if self._chooser is not None:
+            self._chooser.begin_video(name)
+
+    def _read(self, ocr: PpOcr, image: np.ndarray) -> OcrResult:
+        if self._tesseract is not None:
+            return read_band_tesseract(ocr, self._tesseract, image)
+        if self._chooser is not None:
+            return self._chooser.read(image)
+        return read_band(ocr, image)
+
+    def _reader(self) -> TesseractReader | None:
+        """The Tesseract reader of the video's script, when it is read with Tesseract."""
+        if self._tesseract is not None:
+            return self._tesseract
+        chooser = self._chooser
+        if chooser is not None and chooser.decided not in (None, "ppocr", "none"):
+            return chooser.reader(str(chooser.decided))
+        return None
+
     def recognize(self, images: Sequence[np.ndarray], task: Task = Task.SUBTITLE) -> list[OcrResult]:
-        return self._each(task, list(images), read_band)
+        if self._chooser is not None and self._chooser.decided is None:
+            # The first reads of a video decide its script: one after another, so each sees the votes before it.
+            return self._each(task, list(images), self._read, in_order=True)
+        return self._each(task, list(images), self._read)
 
     def reread(
         self, images: Sequence[np.ndarray], priors: Sequence[OcrResult], task: Task = Task.SUBTITLE
@@ -156,19 +389,23 @@ class RapidOcrEngine:
 
         def again(ocr: PpOcr, pair: tuple[np.ndarray, OcrResult]) -> OcrResult:
             image, prior = pair
-            return reread_band(ocr, image, prior) or read_band(ocr, image)
+            if self._chooser is not None and self._chooser.decided is None:
+                return self._read(ocr, image)
+            return reread_band(ocr, image, prior, self._reader()) or self._read(ocr, image)
 
         return self._each(task, list(zip(images, priors, strict=True)), again)
 
-    def _each(self, task: Task, items: list[_T], read: Callable[[PpOcr, _T], OcrResult]) -> list[OcrResult]:
-        """``read`` every item, in order, on the engine's threads."""
+    def _each(
+        self, task: Task, items: list[_T], read: Callable[[PpOcr, _T], OcrResult], in_order: bool = False
+    ) -> list[OcrResult]:
+        """``read`` every item, in order, on the engine's threads (one after another with ``in_order``)."""
         if task not in self.tasks:
             raise EngineError(f"engine {self.name!r} cannot do task {task.value!r}")
         ocr = self._ocr
         if ocr is None:
             raise EngineError("rapidocr engine is closed")
         try:
-            if self._threads is None or len(items) < 2:
+            if self._threads is None or len(items) < 2 or in_order:
                 return [read(ocr, item) for item in items]
             return list(self._threads.map(lambda item: read(ocr, item), items))
         except Exception as exc:
@@ -179,6 +416,12 @@ class RapidOcrEngine:
             self._threads.shutdown(wait=True)
             self._threads = None
         self._ocr = None
+        if self._tesseract is not None:
+            self._tesseract.close()
+            self._tesseract = None
+        if self._chooser is not None:
+            self._chooser.close()
+            self._chooser = None
 
     def __enter__(self) -> RapidOcrEngine:
         return self
