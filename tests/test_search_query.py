@@ -3,6 +3,7 @@ made before that fold (issue #12), on real SQLite files."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import unicodedata
 from pathlib import Path
@@ -139,3 +140,36 @@ def test_an_index_from_before_the_fold_is_upgraded_by_a_build(tmp_path: Path) ->
         conn.execute("INSERT INTO cue_fts(cue_fts, rank) VALUES ('integrity-check', 1)")  # raises on a mismatch
     finally:
         conn.close()
+
+
+def test_cli_takes_minus_words_anywhere_and_hints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vidocr.cli import main
+
+    db = tmp_path / "i.sqlite"
+    conn = open_index(db)
+    add_cues(conn, CUES)
+    conn.close()
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["search", *args, "--db", str(db), "--limit", "50"])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    def shown(out: str) -> int:
+        return sum(1 for line in out.splitlines() if not line.startswith("    "))
+
+    code, out, err = run("cat", "-dog")  # no "--" needed: -dog is a word to exclude, not an unknown option
+    assert code == 0 and shown(out) == 2 and "[cat]" in out and "dog" not in out, err
+    code, out, _ = run("-dog", "cat", "--json")
+    assert code == 0 and len(json.loads(out)["hits"]) == 2
+    code, out, err = run("cat", "-dog", "OR", "fox")
+    assert code == 2 and out == "" and "-word" in err and err.count("\n") == 1
+    code, out, err = run("善後")
+    assert code == 0 and shown(out) == 2 and "[善后]处理" in out and "[善後]的" in out
+    code, out, err = run("zebra", "or", "cat")  # lower case "or" is a word: nothing matches all three
+    assert code == 0 and out == "" and "no matches" in err and "lower case" in err
+    code, _, err = run("cat", "--lang", "en")
+    assert code == 0 and "no track has a language" in err
+    with pytest.raises(SystemExit) as stop:  # an unknown option stays argparse's usage error
+        main(["search", "cat", "--limt", "3", "--db", str(db)])
+    assert stop.value.code == 2 and "unrecognized arguments: --limt" in capsys.readouterr().err

@@ -641,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = next((a for a in argv if not a.startswith("-")), None)
         if command in _SECTIONS:
             apply_config(parser, argv, command)
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
@@ -670,6 +670,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
         _drop_stdout()
         return 3
+
+
+#: Put before a search's ``-word`` while argparse reads the command line (no argument can hold a NUL).
+_SHIELD = "\x00"
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parse_args``, except that ``search`` takes ``-word`` (exclude a word) anywhere after its first word,
+    where argparse would take it for an unknown option (and every word after it for stray arguments)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command != "search":
+        return parser.parse_args(argv)
+    options = _leaf_parser(parser, argv)[0]._option_string_actions
+    words = list(argv)
+    pos = argv.index(command) + 1
+    while pos < len(words) and words[pos] != "--":
+        word = words[pos]
+        action = options.get(word)
+        if action is not None:
+            pos += 1 if action.nargs == 0 else 2  # an option's value is not a query word
+            continue
+        if len(word) > 1 and word.startswith("-") and not word.startswith("--"):
+            words[pos] = _SHIELD + word
+        pos += 1
+    args = parser.parse_args(words)
+    args.query = [word.removeprefix(_SHIELD) for word in args.query]
+    return args
 
 
 def _drop_stdout() -> None:

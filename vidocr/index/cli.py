@@ -19,7 +19,7 @@ from vidocr.config import default_db_path
 from vidocr.errors import VidocrError, display_path, one_line
 
 DB_DEFAULT_HELP = "$VIDOCR_DB, else $XDG_DATA_HOME/vidocr/library.sqlite (~/.local/share/vidocr/library.sqlite)"
-#: Words that are operators in other search tools; here they are searched as words (a hint says so).
+#: The query operators (in capitals); in lower case they are words, and a query that finds nothing says so.
 _OPERATORS = {"OR", "NOT", "NEAR", "AND"}
 
 
@@ -64,14 +64,17 @@ def add_index_parsers(subparsers: Any) -> None:
 
     search = subparsers.add_parser(
         "search", help="full-text search of the indexed subtitles",
-        description="Search the indexed subtitles. Every word must match (AND); \"a phrase\"; prefix*; CJK text\n"
-                    "matches as a substring. OR, NOT, NEAR and -word are not operators: they are searched as words.",
+        description="Search the indexed subtitles. Every word must match (AND); a OR b; -word or NOT word excludes;\n"
+                    "a NEAR b (NEAR/N: at most N words or CJK characters apart, default 10); \"a phrase\"; prefix*.\n"
+                    "Operators are in capitals (or, not and near in lower case are words). CJK text matches as a\n"
+                    "substring, and traditional and simplified Chinese find each other (善後 finds 善后).",
         epilog="examples:\n  vidocr search 你听我说\n  vidocr search '\"see you\"' --video '*/Season 1/*'\n"
-               "  vidocr search -- -30C          a query that begins with - comes after --\n\n"
+               "  vidocr search cat OR dog -fox\n  vidocr search 'cat NEAR/5 hat'\n"
+               "  vidocr search -- -cat dog     a query that begins with - comes after --\n\n"
                + exit_codes_epilog(), formatter_class=raw,
     )
-    search.add_argument("query", nargs="+", help="words (all must match), \"a phrase\", prefix*, CJK text; "
-                                                 "after -- when it begins with -")
+    search.add_argument("query", nargs="+", help="words (all must match), OR, -word, NOT, NEAR, \"a phrase\", prefix*, "
+                                                 "CJK text; after -- when it begins with -")
     search.add_argument("--config", help="YAML file with option defaults (top-level keys and a `search:` section)")
     search.add_argument("--db", help=db_help)
     search.add_argument("--limit", type=int, default=20, help="hits to show (default: 20)")
@@ -122,7 +125,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def _no_match_hint(conn: Any, args: argparse.Namespace) -> str | None:
-    """Why a query may have found nothing: a --lang no track has, or operators this search does not have."""
+    """Why a query may have found nothing: a --lang no track has, or operator words written in lower case."""
     if args.lang:
         langs = sorted({row[0] for row in conn.execute("SELECT DISTINCT lang FROM tracks WHERE lang IS NOT NULL")})
         if not langs:
@@ -130,8 +133,10 @@ def _no_match_hint(conn: Any, args: argparse.Namespace) -> str | None:
                     "film.LANG.srt; or search without --lang")
         return f"languages in the index: {', '.join(langs)}"
     words = " ".join(args.query).split()
-    if any(w in _OPERATORS for w in words) or any(w.startswith("-") and len(w) > 1 for w in words):
-        return "OR, NOT, NEAR and -word are not operators here: every word must match"
+    lower = [w for w in words if w.upper() in _OPERATORS and w != w.upper()]
+    if lower:
+        return (f"{', '.join(lower)} in lower case {'is a word' if len(lower) == 1 else 'are words'} that must "
+                "match; OR, NOT, NEAR and AND in capitals are operators")
     return None
 
 
