@@ -68,6 +68,9 @@ def two_videos(tmp_path: Path, samples: Path) -> list[str]:
         (["-f", "srt", "-f", "docx"], "unknown output format"),
         (["--engine-opt", "novalue"], "KEY=VALUE"),
         (["--engine", "hunyuan-transformers", "--profile", "nope"], "profile"),
+        (["--engine-opt", "retires=2"], "engine 'rapidocr' has no setting 'retires'; valid keys: ppocr"),
+        (["--engine", "openai", "--engine-opt", "retires=2"], "valid keys: api_key, backoff,"),
+        (["--engine", "openai", "--engine-opt", "retries=many"], "retries: expected an integer, got 'many'"),
     ],
 )
 def test_bad_values_are_one_line_exit_2_before_any_video(two_videos: list[str], tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
@@ -220,6 +223,23 @@ def test_every_command_that_extracts_takes_every_extract_option() -> None:
     assert parsed[0] == parsed[1] == parsed[2]
     assert parsed[0].start == 60 and parsed[0].end == 90 and parsed[0].detect.sample_fps == 10
     assert parsed[0].keep_static and parsed[0].zones == "top,bottom" and parsed[0].engine_options.workers == 2
+
+
+def test_the_api_key_comes_from_the_environment_through_the_cli_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vidocr.engines.hunyuan_common import api_key
+
+    monkeypatch.setenv("VIDOCR_API_KEY", "sekret")
+    monkeypatch.setenv("OTHER_KEY", "other")
+    assert api_key({}) is None  # the library reads no environment
+    options = extract_options_from_args(build_parser().parse_args(["extract", "v.mp4", "--engine", "openai"]))
+    assert options.engine_options.extra["api_key"] == "sekret"
+    argv = ["extract", "v.mp4", "--engine", "openai", "--engine-opt", "api_key_env=OTHER_KEY"]
+    assert extract_options_from_args(build_parser().parse_args(argv)).engine_options.extra == {"api_key": "other"}
+    argv = ["extract", "v.mp4", "--engine", "openai", "--engine-opt", "api_key=given", "--engine-opt", "retries=3"]
+    extra = extract_options_from_args(build_parser().parse_args(argv)).engine_options.extra
+    assert extra == {"api_key": "given", "retries": 3}
+    rapid = extract_options_from_args(build_parser().parse_args(["extract", "v.mp4"]))
+    assert rapid.engine_options.extra == {}
 
 
 def test_index_build_and_search_take_config_and_extract_options(samples: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import vidocr.extractor
-from vidocr import ExtractOptions, Extractor, InputError, extract
+from vidocr import ConfigError, ExtractOptions, Extractor, InputError, extract
 from vidocr.engines import BackgroundEngine
 
 
@@ -49,3 +49,12 @@ def test_one_engine_for_every_video_built_at_the_first_file_and_freed_by_close(
     list(extractor(samples / "en.mp4")[0])  # usable again after close: a new engine (the daemon drops a broken one)
     assert len(CountingEngine.built) == 2
     extractor.close()
+
+
+def test_engine_settings_are_checked_by_the_library_too() -> None:
+    from vidocr.engines import EngineOptions, create_engine
+
+    with pytest.raises(ConfigError, match=r"^engine 'rapidocr' has no setting 'retires'; valid keys: ppocr$"):
+        create_engine("rapidocr", EngineOptions(extra={"retires": 2}))
+    with pytest.raises(ConfigError, match="valid keys: api_key, backoff, base_url, base_urls, batch_size"):
+        BackgroundEngine("openai", EngineOptions(extra={"base_urls": "http://127.0.0.1:9", "retires": 2}))

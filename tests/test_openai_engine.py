@@ -103,8 +103,9 @@ def free_port() -> int:
 
 
 def engine(urls: list[str], **extra: Any) -> OpenAIEngine:
+    workers = extra.pop("workers", 4)
     opts = {"base_urls": urls, "backoff": 0.01, "max_backoff": 0.05, "timeout": 5, "dead_for": 0.3, **extra}
-    eng = create_engine("openai", EngineOptions(workers=extra.pop("workers", 4), extra=opts))
+    eng = create_engine("openai", EngineOptions(workers=workers, extra=opts))
     assert isinstance(eng, OpenAIEngine)
     return eng
 

@@ -314,6 +314,14 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
             extra[name] = getattr(args, name)
     if getattr(args, "server", None):
         extra["base_urls"] = list(args.server)
+    if engine == "openai" and not extra.get("api_key"):
+        # The library reads no environment: the key comes from here (api_key_env names another variable).
+        env_key = os.environ.get(str(extra.pop("api_key_env", None) or "VIDOCR_API_KEY"))
+        if env_key:
+            extra["api_key"] = env_key
+    from vidocr.engines.settings import check_settings
+
+    extra = check_settings(engine, extra)  # an unknown key (retires=2) is one line naming the valid ones
     translate = getattr(args, "translate", None)
     if translate is not None and not _LANG.match(str(translate)):
         raise ConfigError(f"--translate needs a language code like en, zh or pt-BR, got {translate!r}")

@@ -13,7 +13,7 @@ import importlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
 
 import numpy as np
@@ -24,7 +24,8 @@ from vidocr.types import OcrResult, Task
 
 @dataclass(frozen=True)
 class EngineOptions:
-    """Options every engine understands; engine-specific settings go in ``extra``.
+    """Options every engine understands; engine-specific settings go in ``extra`` (checked against the engine's
+    settings dataclass in :mod:`vidocr.engines.settings`: an unknown key is a :class:`ConfigError`).
 
     workers: OCR threads (CPU engines) or concurrent requests (server engines); 0 = auto.
     batch_size: crops handed to one ``recognize`` call by the pipeline.
@@ -117,7 +118,16 @@ def load_engine_class(name: str) -> type[Any]:
 
 def create_engine(name: str, options: EngineOptions | None = None) -> OcrEngine:
     """Build an engine by registry name; any failure is a :class:`VidocrError` (one line, with its cause)."""
-    return _build(name, load_engine_class(name), options or EngineOptions())
+    cls = load_engine_class(name)
+    return _build(name, cls, checked_options(name, options or EngineOptions()))
+
+
+def checked_options(name: str, options: EngineOptions) -> EngineOptions:
+    """``options`` with ``extra`` checked against the engine's settings (:mod:`vidocr.engines.settings`): an
+    unknown key is a :class:`ConfigError` naming the valid ones; text values get their setting's type."""
+    from vidocr.engines.settings import check_settings
+
+    return replace(options, extra=check_settings(name, options.extra))
 
 
 def _build(name: str, cls: type[Any], options: EngineOptions) -> OcrEngine:
@@ -159,8 +169,8 @@ class BackgroundEngine:
     def __init__(self, name: str, options: EngineOptions | None = None, loading_to: TextIO | None = None) -> None:
         import concurrent.futures
 
-        options = options or EngineOptions()
         cls = load_engine_class(name)
+        options = checked_options(name, options or EngineOptions())
         self.name = name
         #: Whether the engine being built can re-read (:class:`Rereader`); known before it is built.
         self.rereads = callable(getattr(cls, "reread", None))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +72,8 @@ class ModelProfile:
 
 _TOP_FIELDS = {f.name for f in dataclasses.fields(ModelProfile)} - {"sampling"}
 _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}
+#: The profile fields that engine settings may replace (:func:`load_profile`'s ``overrides``).
+PROFILE_OVERRIDES = frozenset((_TOP_FIELDS - {"prompts", "translate_prompts", "name"}) | _SAMPLING_FIELDS)
 
 
 def find_profile(name: str) -> Path:
@@ -107,7 +108,7 @@ def load_profile(name: str | None = None, overrides: Mapping[str, Any] | None = 
             continue
         if key in _SAMPLING_FIELDS:
             sampling[key] = _coerce(getattr(Sampling, key), value, key)
-        elif key in _TOP_FIELDS and key not in ("prompts", "translate_prompts", "name"):
+        elif key in PROFILE_OVERRIDES:
             data[key] = _coerce(data.get(key, getattr(ModelProfile, key, None)), value, key)
     try:
         return ModelProfile(**data, sampling=Sampling(**sampling), prompts=prompts, translate_prompts=translate)
@@ -199,7 +200,6 @@ def png_data_url(pil: Image.Image) -> str:
 
 
 def api_key(extra: Mapping[str, Any]) -> str | None:
-    """API key from engine options, else from the environment variable they name (default VIDOCR_API_KEY)."""
-    if extra.get("api_key"):
-        return str(extra["api_key"])
-    return os.environ.get(str(extra.get("api_key_env") or "VIDOCR_API_KEY")) or None
+    """The API key of the engine settings (the CLI puts ``$VIDOCR_API_KEY`` there; the library reads no
+    environment)."""
+    return str(extra["api_key"]) if extra.get("api_key") else None

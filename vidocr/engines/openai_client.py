@@ -10,10 +10,11 @@ without retries; a first answer that takes over ``WAIT_NOTICE_S`` seconds is ann
 line, "waiting for the server"), so a slow or unreachable host is never silent. Prompts, sampling and image size
 come from the same model profiles as the local engines.
 
-``EngineOptions.extra``: ``base_urls`` (list or comma-separated; default http://127.0.0.1:8000/v1),
-``api_key`` (else the environment variable named by ``api_key_env``, default VIDOCR_API_KEY), ``timeout`` (s),
-``retries``, ``backoff`` (s), ``dead_for`` (s), ``concurrency``, ``served_model_name`` (default: the first model
-the server lists), ``vllm_params`` (false for a strict OpenAI server: no top_k / repetition_penalty fields).
+``EngineOptions.extra`` (:class:`vidocr.engines.settings.OpenAISettings`): ``base_urls`` (list or comma-separated;
+default http://127.0.0.1:8000/v1), ``api_key`` (the CLI takes it from ``$VIDOCR_API_KEY``; the library reads no
+environment), ``timeout`` (s), ``retries``, ``backoff`` (s), ``dead_for`` (s), ``concurrency``,
+``served_model_name`` (default: the first model the server lists), ``vllm_params`` (false for a strict OpenAI
+server: no top_k / repetition_penalty fields).
 """
 
 from __future__ import annotations
