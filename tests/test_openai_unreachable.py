@@ -3,14 +3,17 @@ every server; a slow first answer is announced once; a server that answered befo
 
 from __future__ import annotations
 
+import shutil
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from test_openai_engine import FakeServer, crops
 
+from vidocr.cli import main
 from vidocr.engines import EngineOptions, create_engine, openai_client
 from vidocr.engines.openai_client import ServerUnreachable
 from vidocr.types import Task
@@ -91,3 +94,21 @@ def test_a_server_that_answered_before_is_retried_when_it_refuses(sleeps: SleepS
         engine.close()
     assert "after 3 attempts" in str(err.value)
     assert sleeps.sleeps  # it waited and tried again
+
+
+def test_cli_with_no_server_is_one_line_exit_4_for_the_whole_batch(samples: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    videos = []
+    for name in ("short_cue.mp4", "repeat_gap.mp4"):
+        shutil.copy(samples / name, tmp_path / name)
+        videos.append(str(tmp_path / name))
+    urls = [f"http://127.0.0.1:{refused_port()}/v1", f"http://127.0.0.1:{refused_port()}/v1"]
+    servers = [arg for url in urls for arg in ("--server", url)]
+    code = main(["extract", *videos, "--engine", "openai", *servers, "-o", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 4, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "connection refused" in lines[0], err
+    assert all(url in lines[0] for url in urls)
+    assert "loading model" not in err and "Traceback" not in err and out == ""
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

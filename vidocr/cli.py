@@ -20,10 +20,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 from vidocr import __version__
-from vidocr.errors import ConfigError, OutputError, VidocrError
+from vidocr.console import Console, FileProgress, stage_times, summary_table
+from vidocr.errors import ConfigError, OutputError, VidocrError, display_path
 
 log = logging.getLogger("vidocr")
 
@@ -476,23 +477,46 @@ def run_extract(args: argparse.Namespace) -> int:
     results: list[FileResult] = []
     claimed: dict[Path, Path] = {}
     started = time.monotonic()
-    extractor = Extractor(options, loading_to=None if args.quiet else sys.stderr)
+    # Every line of the run (also the engine's loading lines and log records) goes through the console, so none
+    # is glued to a progress bar.
+    console = Console(sys.stderr, quiet=args.quiet)
+    extractor = Extractor(options, loading_to=None if args.quiet else cast(TextIO, console))
+    logged = _log_to(cast(TextIO, console))
     try:
-        for video in videos:
+        for number, video in enumerate(videos, 1):
+            counter = f"[{number}/{len(videos)}] " if len(videos) > 1 else ""
             clash = _claim(video, plan, claimed)
             if clash is None and not plan.stdout:
                 clash = overwrites_input(video, *plan.target(video), plan.formats, options.translate_to, videos)
             if clash is not None:
-                print(f"error: {clash}", file=sys.stderr)
+                console.line(f"error: {clash}", always=True)
                 results.append(FileResult(str(video), "failed", error=clash))
                 continue
             if args.skip_existing and not plan.stdout and _outputs_exist(video, plan):
                 results.append(FileResult(str(video), "skipped"))
                 continue
-            results.append(_extract_one(video, extractor, plan, args))
+            results.append(_extract_one(video, extractor, plan, args, console, counter))
     finally:
+        console.clear()
+        _log_to(None, logged)
         extractor.close()
-    return _summarise(results, time.monotonic() - started, args)
+    return _summarise(results, time.monotonic() - started, args, console)
+
+
+def _log_to(stream: TextIO | None, swapped: list[tuple[logging.StreamHandler[Any], Any]] | None = None,
+            ) -> list[tuple[logging.StreamHandler[Any], Any]]:
+    """Point vidocr's stderr log handlers at ``stream`` (returns what to give back), or, with ``swapped``,
+    back where they were."""
+    if swapped is not None:
+        for moved_handler, old in swapped:
+            moved_handler.setStream(old)
+        return []
+    moved = []
+    for handler in logging.getLogger("vidocr").handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stderr and stream is not None:
+            moved.append((handler, handler.stream))
+            handler.setStream(stream)
+    return moved
 
 
 def _outputs_exist(video: Path, plan: OutputPlan) -> bool:
@@ -514,12 +538,15 @@ def _claim(video: Path, plan: OutputPlan, claimed: dict[Path, Path]) -> str | No
     )
 
 
-def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.Namespace) -> FileResult:
+def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.Namespace, console: Console,
+                 counter: str = "") -> FileResult:
+    """One video: extract, write, and one line saying what came of it (``counter``: "[3/12] " in a batch)."""
     from vidocr.formats import write_outputs
 
     options = extractor.options
     t0 = time.monotonic()
-    bar = _ProgressBar(video.name) if not args.quiet and sys.stderr.isatty() else None
+    shown_name = display_path(str(video))
+    bar = FileProgress(console, counter + display_path(video.name)) if console.tty else None
     try:
         cues_iter, info = extractor(video, progress=bar)
         try:
@@ -530,17 +557,16 @@ def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.N
                 raise ConfigError(f"--start {options.start:g} s is after the end of the video ({duration:.1f} s)",
                                   str(video)) from None
             raise
-        if bar is not None:
-            bar.close()
-            bar = None
         if not cues:
+            console.clear()
             band = info.stats.get("band")
             where = ",".join(str(v) for v in band) if band else "?"
             reason = f"no subtitles found in region x,y,w,h={where} ({info.stats.get('band_source')})"
-            if not args.quiet:
-                print(f"{video}: {reason}; no file written", file=sys.stderr)
+            console.line(f"{counter}{shown_name}: {reason}; no file written")
+            _verbose(console, args, video, info.stats, 0.0, t0)
             return FileResult(str(video), "empty", 0, [], reason, time.monotonic() - t0, info.stats)
         bilingual = bool(getattr(args, "bilingual", False))
+        written_at = time.perf_counter()
         if plan.stdout:
             _write_stdout(cues, info, plan.formats[0], bilingual)
             written = ["-"]
@@ -549,26 +575,47 @@ def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.N
             paths = write_outputs(cues, info, folder, stem, plan.formats, translate_to=options.translate_to,
                                   bilingual_cues=bilingual)
             written = [str(p) for p in paths]
+        write_s = time.perf_counter() - written_at
         result = FileResult(str(video), "ok", len(cues), written, None, time.monotonic() - t0, info.stats)
-        if not args.quiet:
-            shown = "stdout" if plan.stdout else ", ".join(written)
-            print(f"{video}: {len(cues)} cues -> {shown}", file=sys.stderr)
-        if getattr(args, "verbose", False):
-            print(_report_line(video, info.stats), file=sys.stderr)
+        console.clear()
+        shown = "stdout" if plan.stdout else ", ".join(display_path(w) for w in written)
+        console.line(f"{counter}{shown_name}: {len(cues)} cues -> {shown}")
+        _verbose(console, args, video, info.stats, write_s, t0)
         return result
     except VidocrError as exc:
-        message = str(exc) if exc.path else f"{video}: {exc}"
-        print(f"error: {message}", file=sys.stderr)
+        console.clear()
+        if _stops_the_run(exc, extractor):
+            raise  # every later video would fail the same way: one line, exit 4
+        message = str(exc) if exc.path else f"{shown_name}: {exc}"
+        console.line(f"error: {message}", always=True)
         return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0,
                           usage_error=isinstance(exc, ConfigError))
     except Exception as exc:  # noqa: BLE001 - a bug on one video must not stop the batch nor print a traceback
+        console.clear()
         log.debug("internal error on %s", video, exc_info=True)
-        message = f"{video}: internal error: {type(exc).__name__}: {exc} (details with -v)"
-        print(f"error: {message}", file=sys.stderr)
+        message = f"{shown_name}: internal error: {type(exc).__name__}: {exc} (details with -v)"
+        console.line(f"error: {message}", always=True)
         return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0)
-    finally:
-        if bar is not None:
-            bar.close()
+
+
+def _verbose(console: Console, args: argparse.Namespace, video: Path, stats: dict[str, Any], write_s: float,
+             t0: float) -> None:
+    """-v: the zones found and what was read, then the time of each stage."""
+    if getattr(args, "verbose", False):
+        console.line(_report_line(video, stats))
+        console.line(f"{display_path(str(video))}: {stage_times(stats, write_s, time.monotonic() - t0)}")
+
+
+def _stops_the_run(exc: VidocrError, extractor: Any) -> bool:
+    """An engine that could not start, or OCR servers that cannot be reached: every later video would fail the
+    same way (after the same wait), so the run stops on that one line (exit 4)."""
+    from vidocr.errors import EngineError
+
+    if not isinstance(exc, EngineError):
+        return False
+    from vidocr.engines.openai_client import ServerUnreachable
+
+    return isinstance(exc, ServerUnreachable) or getattr(extractor, "engine_error", None) is not None
 
 
 def _write_stdout(cues: Sequence[Any], info: Any, fmt: str, bilingual: bool) -> None:
@@ -587,7 +634,8 @@ def _report_line(video: Path, stats: dict[str, Any]) -> str:
         for z in stats.get("zones", [])
     )
     return (
-        f"{video}: zones: {zones or 'none'}; static texts suppressed: {stats.get('static_texts', 0)} "
+        f"{display_path(str(video))}: zones: {zones or 'none'}; "
+        f"static texts suppressed: {stats.get('static_texts', 0)} "
         f"({stats.get('static_lines_dropped', 0)} lines dropped); frames decoded: {stats.get('frames', 0)}, "
         f"read by OCR: {stats.get('frames_read', 0)} ({stats.get('ocr_confirmed', 0)} re-reads confirmed "
         f"without detection); scene cuts: {stats.get('scene_cuts', 0)}; "
@@ -595,30 +643,8 @@ def _report_line(video: Path, stats: dict[str, Any]) -> str:
     )
 
 
-class _ProgressBar:
-    """A tqdm bar in seconds of video, created on the first progress report (TTY only)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.bar: Any = None
-
-    def __call__(self, p: Any) -> None:
-        if self.bar is None:
-            from tqdm import tqdm
-
-            total = round(p.seconds_total, 1) if p.seconds_total else None
-            self.bar = tqdm(total=total, unit="s", desc=self.name, leave=False, file=sys.stderr,
-                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f}s [{elapsed}<{remaining}]")
-        self.bar.n = round(p.seconds_done, 1)
-        self.bar.set_postfix_str(f"{p.cues} cues", refresh=False)
-        self.bar.refresh()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _summarise(results: list[FileResult], seconds: float, args: argparse.Namespace) -> int:
+def _summarise(results: list[FileResult], seconds: float, args: argparse.Namespace,
+               console: Console | None = None) -> int:
     counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "empty", "failed", "skipped")}
     cues = sum(r.cues for r in results)
     if args.json:
@@ -629,12 +655,14 @@ def _summarise(results: list[FileResult], seconds: float, args: argparse.Namespa
             "seconds": round(seconds, 3),
         }
         print(json.dumps(doc, ensure_ascii=False, indent=2, default=str))
-    if not args.quiet:
-        print(
-            f"vidocr: {len(results)} file(s): {counts['ok']} ok, {counts['empty']} without subtitles, "
-            f"{counts['failed']} failed, {counts['skipped']} skipped; {cues} cues in {seconds:.1f}s",
-            file=sys.stderr,
-        )
+    console = console or Console(sys.stderr, quiet=args.quiet)
+    if len(results) > 1:
+        for row in summary_table(results, console.width()):
+            console.line(row)
+    console.line(
+        f"vidocr: {len(results)} file(s): {counts['ok']} ok, {counts['empty']} without subtitles, "
+        f"{counts['failed']} failed, {counts['skipped']} skipped; {cues} cues in {seconds:.1f}s"
+    )
     failed = [r for r in results if r.status == "failed"]
     if not failed:
         return 0

@@ -46,6 +46,11 @@ class Extractor:
         engine = cast(OcrEngine | None, self._engine)  # a BackgroundEngine stands in for the engine it builds
         return pipeline.extract(Path(path), self.options, engine=engine, progress=progress)
 
+    @property
+    def engine_error(self) -> BaseException | None:
+        """What building the engine raised, once it failed: every later video would fail the same way."""
+        return self._engine.build_error if self._engine is not None else None
+
     def close(self) -> None:
         """Free the engine (idempotent)."""
         engine, self._engine = self._engine, None
