@@ -58,3 +58,17 @@ def test_engine_settings_are_checked_by_the_library_too() -> None:
         create_engine("rapidocr", EngineOptions(extra={"retires": 2}))
     with pytest.raises(ConfigError, match="valid keys: api_key, backoff, base_url, base_urls, batch_size"):
         BackgroundEngine("openai", EngineOptions(extra={"base_urls": "http://127.0.0.1:9", "retires": 2}))
+
+
+def test_import_vidocr_is_light_and_every_public_name_resolves() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, vidocr\n"
+        "heavy = sorted(m for m in ('av', 'cv2', 'onnxruntime', 'numpy') if m in sys.modules)\n"
+        "missing = [n for n in vidocr.__all__ if getattr(vidocr, n, None) is None]\n"
+        "print(heavy, missing, vidocr.Extractor.__module__, vidocr.extract.__module__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split("\n")[0] == "[] [] vidocr.extractor vidocr.pipeline", proc.stdout + proc.stderr

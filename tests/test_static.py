@@ -24,6 +24,40 @@ def test_mypy_clean() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_mypy_is_strict_with_overrides_only_for_modules_still_being_fixed() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert config["strict"] is True and config["files"] == ["vidocr"]
+    relaxed = {module for entry in config.get("overrides", []) for module in entry["module"]}
+    # Each entry is a debt (listed in issue 14): this set may shrink, never grow.
+    assert relaxed <= {"vidocr.detect", "vidocr.pipeline", "vidocr.textmask", "vidocr.engines.ppocr", "vidocr.config"}
+
+
+def test_the_public_api_is_typed_for_users(tmp_path: Path) -> None:
+    """A user's script under ``mypy --strict``: vidocr.extract, ExtractOptions and Extractor have their real types
+    (not ``object`` from a module ``__getattr__``), and a name vidocr does not have is an error."""
+    script = tmp_path / "user.py"
+    script.write_text(
+        "import vidocr\n"
+        "options = vidocr.ExtractOptions(zones='bottom', detect=vidocr.DetectOptions(sample_fps=10.0),\n"
+        "                                engine_options=vidocr.EngineOptions(workers=2))\n"
+        "cues, info = vidocr.extract('film.mkv', options)\n"
+        "first: vidocr.Cue = next(cues)\n"
+        "width: int = info.width\n"
+        "with vidocr.Extractor(options) as extractor:\n"
+        "    more, _ = extractor('other.mkv')\n"
+        "    texts: list[str] = [c.text for c in more]\n"
+        "wrong: int = vidocr.extract\n"
+        "vidocr.no_such_name\n",
+        encoding="utf-8",
+    )
+    proc = _run("mypy", "--strict", "--no-incremental", "--follow-imports=silent", str(script))
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert [line.split(":")[1] for line in errors] == ["10", "11"], proc.stdout + proc.stderr
+    assert 'Module has no attribute "no_such_name"' in errors[1]
+
+
 def test_ci_runs_the_readme_test_command() -> None:
     assert shutil.which("bash")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

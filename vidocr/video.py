@@ -256,7 +256,7 @@ class VideoSource:
             return float(stream.duration * Fraction(stream.time_base))
         if self._container.duration:
             container_start = (self._container.start_time or 0) / av.time_base
-            return self._container.duration / av.time_base - max(0.0, start_s - container_start)
+            return float(self._container.duration / av.time_base - max(0.0, start_s - container_start))
         return None
 
     def _first_frame(self, stream: Any) -> av.VideoFrame:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vidocr.errors import ConfigError
 from vidocr.files import Stamp
@@ -70,7 +71,7 @@ class Job:
     seconds: float | None
 
     @classmethod
-    def from_row(cls, row: tuple) -> Job:
+    def from_row(cls, row: tuple[Any, ...]) -> Job:
         root = os.fsdecode(row[2]) if row[2] is not None else None
         return cls(row[0], os.fsdecode(row[1]), root, Stamp(row[3], row[4]), *row[5:])
 

@@ -50,7 +50,8 @@ class HunyuanTransformersEngine:
         model_dir = local_model_dir(self.profile)
         dtype = self.profile.dtype if self.profile.dtype != "auto" else "bfloat16"
         try:
-            self.processor = AutoProcessor.from_pretrained(model_dir)
+            processor: Any = AutoProcessor  # untyped in some transformers versions
+            self.processor = processor.from_pretrained(model_dir)
             model: Any = HunYuanVLForConditionalGeneration.from_pretrained(model_dir, dtype=getattr(torch, dtype))
         except (OSError, ValueError) as exc:
             raise EngineError(f"transformers could not load {model_dir}: {exc}") from exc

@@ -31,6 +31,7 @@ import traceback
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 vidocr_log = logging.getLogger("vidocr")
 
@@ -163,7 +164,8 @@ def route_here() -> None:
         from transformers.utils import logging as hf_logging
 
         if not verbose():
-            hf_logging.disable_progress_bar()
+            progress_off: Any = hf_logging.disable_progress_bar  # untyped in some transformers versions
+            progress_off()
 
 
 def causes_mark() -> int:

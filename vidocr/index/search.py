@@ -163,7 +163,10 @@ class IndexStatus:
 
 def index_status(conn: sqlite3.Connection, db: str | os.PathLike[str]) -> IndexStatus:
     """Counts, size on disk (with the WAL) and the failed videos with their reasons."""
-    one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
+
+    def one(sql: str) -> int:
+        return int(conn.execute(sql).fetchone()[0])
+
     size = sum(p.stat().st_size for p in (Path(db), Path(f"{os.fspath(db)}-wal")) if p.exists())
     try:
         failures = conn.execute("SELECT path, error FROM videos WHERE status = 'failed' ORDER BY path").fetchall()
