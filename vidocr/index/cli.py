@@ -70,11 +70,11 @@ def add_index_parsers(subparsers: Any) -> None:
                     "substring, and traditional and simplified Chinese find each other (善後 finds 善后).",
         epilog="examples:\n  vidocr search 你听我说\n  vidocr search '\"see you\"' --video '*/Season 1/*'\n"
                "  vidocr search cat OR dog -fox\n  vidocr search 'cat NEAR/5 hat'\n"
-               "  vidocr search -- -cat dog     a query that begins with - comes after --\n\n"
+               "  vidocr search -fox cat        -word excludes, also as the first word\n\n"
                + exit_codes_epilog(), formatter_class=raw,
     )
     search.add_argument("query", nargs="+", help="words (all must match), OR, -word, NOT, NEAR, \"a phrase\", prefix*, "
-                                                 "CJK text; after -- when it begins with -")
+                                                 "CJK text")
     search.add_argument("--config", help="YAML file with option defaults (top-level keys and a `search:` section)")
     search.add_argument("--db", help=db_help)
     search.add_argument("--limit", type=int, default=20, help="hits to show (default: 20)")
