@@ -226,11 +226,13 @@ def test_every_command_that_extracts_takes_every_extract_option() -> None:
 
 
 def test_the_api_key_comes_from_the_environment_through_the_cli_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vidocr.engines.hunyuan_common import api_key
+    from vidocr.engines import EngineOptions, create_engine
 
     monkeypatch.setenv("VIDOCR_API_KEY", "sekret")
     monkeypatch.setenv("OTHER_KEY", "other")
-    assert api_key({}) is None  # the library reads no environment
+    engine = create_engine("openai", EngineOptions(extra={"base_urls": "http://127.0.0.1:9", "served_model_name": "m"}))
+    assert engine._key is None  # type: ignore[attr-defined]  # the library reads no environment
+    engine.close()
     options = extract_options_from_args(build_parser().parse_args(["extract", "v.mp4", "--engine", "openai"]))
     assert options.engine_options.extra["api_key"] == "sekret"
     argv = ["extract", "v.mp4", "--engine", "openai", "--engine-opt", "api_key_env=OTHER_KEY"]

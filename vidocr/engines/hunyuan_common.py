@@ -197,9 +197,3 @@ def png_data_url(pil: Image.Image) -> str:
     buf = io.BytesIO()
     pil.save(buf, format="PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def api_key(extra: Mapping[str, Any]) -> str | None:
-    """The API key of the engine settings (the CLI puts ``$VIDOCR_API_KEY`` there; the library reads no
-    environment)."""
-    return str(extra["api_key"]) if extra.get("api_key") else None

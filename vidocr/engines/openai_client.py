@@ -38,7 +38,6 @@ import numpy as np
 
 from vidocr.engines import ENGINES, EngineOptions
 from vidocr.engines.hunyuan_common import (
-    api_key,
     chat_messages,
     load_profile,
     png_data_url,
@@ -46,6 +45,7 @@ from vidocr.engines.hunyuan_common import (
     to_pil,
     too_small,
 )
+from vidocr.engines.settings import OpenAISettings, check_settings, settings_of
 from vidocr.engines.vlm_output import OutputStats, parse_output
 from vidocr.errors import ConfigError, EngineError
 from vidocr.types import OcrResult, Task
@@ -100,26 +100,27 @@ class OpenAIEngine:
     reports_waiting: ClassVar[bool] = True
 
     def __init__(self, options: EngineOptions) -> None:
-        extra = dict(options.extra)
-        self.profile = load_profile(extra.get("profile"), extra)
+        extra = check_settings("openai", options.extra)  # also when built directly, not through the registry
+        settings = settings_of(OpenAISettings, extra)
+        self.profile = load_profile(settings.profile, extra)
         self.translate_to = options.translate_to
         if self.translate_to:
             question_for(self.profile, Task.TRANSLATE, self.translate_to)
-        urls = extra.get("base_urls") or extra.get("base_url") or "http://127.0.0.1:8000/v1"
+        urls = settings.base_urls or settings.base_url or "http://127.0.0.1:8000/v1"
         if isinstance(urls, str):
             urls = urls.split(",")
         self._servers = [_Server(_normalize(u)) for u in urls if str(u).strip()]
         if not self._servers:
             raise ConfigError("openai engine: no base URL given")
-        self.timeout = float(extra.get("timeout", 120))
-        self.retries = int(extra.get("retries", 6))
-        self.backoff = float(extra.get("backoff", 0.5))
-        self.max_backoff = float(extra.get("max_backoff", 10))
-        self.dead_for = float(extra.get("dead_for", 5))
-        self.concurrency = int(options.workers or extra.get("concurrency") or 16 * len(self._servers))
+        self.timeout = settings.timeout
+        self.retries = settings.retries
+        self.backoff = settings.backoff
+        self.max_backoff = settings.max_backoff
+        self.dead_for = settings.dead_for
+        self.concurrency = int(options.workers or settings.concurrency or 16 * len(self._servers))
         self.preferred_batch = int(options.batch_size or max(self.profile.batch_size, self.concurrency))
-        self.vllm_params = bool(extra.get("vllm_params", True))
-        self._key = api_key(extra)
+        self.vllm_params = settings.vllm_params
+        self._key = settings.api_key or None
         self._lock = threading.Lock()
         self._next = 0
         self._answered = False  # a server has answered once: from then on, refused connections are retried

@@ -16,7 +16,7 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from vidocr.errors import ConfigError
 
@@ -99,6 +99,16 @@ def settings_keys(engine: str) -> list[str] | None:
     if issubclass(cls, ProfileSettings):
         keys |= _profile_keys()
     return sorted(keys)
+
+
+_S = TypeVar("_S")
+
+
+def settings_of(cls: type[_S], extra: Mapping[str, Any]) -> _S:
+    """``cls`` (a settings dataclass) from checked settings: its own keys, None meaning its default (the profile's
+    fields stay in ``extra`` for :func:`~vidocr.engines.hunyuan_common.load_profile`)."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in extra.items() if k in names and v is not None})
 
 
 def check_settings(engine: str, extra: Mapping[str, Any]) -> dict[str, Any]:
