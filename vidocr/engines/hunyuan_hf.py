@@ -16,6 +16,7 @@ import numpy as np
 
 from vidocr.engines import ENGINES, EngineOptions, liblogs
 from vidocr.engines.hunyuan_common import load_profile, local_model_dir, question_for, raw_prompt, to_pil, too_small
+from vidocr.engines.settings import HunyuanTransformersSettings, check_settings, settings_of
 from vidocr.engines.vlm_output import OutputStats, parse_output
 from vidocr.errors import EngineError
 from vidocr.types import OcrResult, Task
@@ -36,11 +37,12 @@ class HunyuanTransformersEngine:
     tasks: ClassVar[frozenset[Task]] = ENGINES["hunyuan-transformers"].tasks
 
     def __init__(self, options: EngineOptions) -> None:
-        extra = dict(options.extra)
-        self.device = torch.device(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+        extra = check_settings(self.name, options.extra)  # also when built directly, not through the registry
+        settings = settings_of(HunyuanTransformersSettings, extra)
+        self.device = torch.device(settings.device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if self.device.type == "cpu" and not extra.get("dtype"):
             extra["dtype"] = "float32"  # bf16 matmuls are slow or missing on most CPUs
-        self.profile = load_profile(extra.get("profile"), extra)
+        self.profile = load_profile(settings.profile, extra)
         self.translate_to = options.translate_to
         if self.translate_to:
             question_for(self.profile, Task.TRANSLATE, self.translate_to)

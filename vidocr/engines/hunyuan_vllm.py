@@ -37,6 +37,7 @@ from vidocr.engines.hunyuan_common import (
     to_pil,
     too_small,
 )
+from vidocr.engines.settings import HunyuanVllmSettings, check_settings, settings_of
 from vidocr.engines.vlm_output import OutputStats, parse_output
 from vidocr.errors import EngineError
 from vidocr.types import OcrResult, Task
@@ -107,8 +108,9 @@ class HunyuanVllmEngine:
     tasks: ClassVar[frozenset[Task]] = ENGINES["hunyuan-vllm"].tasks
 
     def __init__(self, options: EngineOptions) -> None:
-        extra = dict(options.extra)
-        self.profile = load_profile(extra.get("profile"), extra)
+        extra = check_settings(self.name, options.extra)  # also when built directly, not through the registry
+        settings = settings_of(HunyuanVllmSettings, extra)
+        self.profile = load_profile(settings.profile, extra)
         self.translate_to = options.translate_to
         if self.translate_to:
             question_for(self.profile, Task.TRANSLATE, self.translate_to)  # refuse an unsupported language now
@@ -130,7 +132,7 @@ class HunyuanVllmEngine:
         }
         if p.processor_kwargs:
             kwargs["mm_processor_kwargs"] = dict(p.processor_kwargs)
-        kwargs.update(extra.get("engine_kwargs") or {})
+        kwargs.update(settings.engine_kwargs)
         log.info("hunyuan-vllm: profile %s, model %s (revision %s), dtype %s", p.name, model,
                  p.revision or "unpinned", kwargs["dtype"])
         mark = liblogs.causes_mark()
