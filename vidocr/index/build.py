@@ -271,7 +271,7 @@ class _Builder:
         return "failed"
 
     def _sync_sidecars(self, paths: list[str], roots: list[str]) -> None:
-        ids = dict(self.conn.execute("SELECT path, id FROM videos").fetchall())
+        ids = {path: row.id for path, row in store.load_videos(self.conn).items()}
         stored = store.sidecar_stamps(self.conn)
         folders: dict[str, dict[str, list[str]]] = {}
         for path in paths:
