@@ -58,6 +58,49 @@ def test_the_public_api_is_typed_for_users(tmp_path: Path) -> None:
     assert 'Module has no attribute "no_such_name"' in errors[1]
 
 
+_WITHOUT_EXTRAS = """
+import importlib, json, pkgutil, sys
+EXTRAS = ("torch", "vllm", "transformers", "watchdog", "prometheus_client", "tesserocr", "triton")
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in EXTRAS:
+            raise ImportError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, NotInstalled())
+import vidocr
+from vidocr.engines import ENGINES, load_engine_class
+from vidocr.errors import EngineUnavailable
+failed = {}
+for module in pkgutil.walk_packages(vidocr.__path__, "vidocr."):
+    try:
+        importlib.import_module(module.name)
+    except ImportError as exc:
+        failed[module.name] = exc.name
+hints = {}
+for name in ENGINES:
+    try:
+        load_engine_class(name)
+    except EngineUnavailable as exc:
+        hints[name] = exc.reason
+print(json.dumps({"failed": failed, "hints": hints}))
+"""
+
+
+def test_every_module_imports_without_optional_extras() -> None:
+    """A CPU install (no torch, vllm, transformers, watchdog, prometheus-client): every module imports but the two
+    engines that need an extra, and asking for those names the pip extra."""
+    import json
+
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT_EXTRAS], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["failed"] == {"vidocr.engines.hunyuan_hf": "torch", "vidocr.engines.hunyuan_vllm": "vllm"}
+    assert sorted(result["hints"]) == ["hunyuan-transformers", "hunyuan-vllm"]
+    assert "pip install 'vidocr[hf]'" in result["hints"]["hunyuan-transformers"]
+    assert "pip install 'vidocr[vllm]'" in result["hints"]["hunyuan-vllm"]
+
+
 def test_ci_runs_the_readme_test_command() -> None:
     assert shutil.which("bash")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
