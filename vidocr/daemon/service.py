@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import JobQueue
@@ -27,6 +27,9 @@ from vidocr.daemon.logs import event
 from vidocr.daemon.watcher import Watcher
 from vidocr.daemon.worker import Abandoned, ExtractFn, JobRunner
 from vidocr.errors import ConfigError
+
+if TYPE_CHECKING:
+    from vidocr.daemon.metrics import MetricsServer
 
 log = logging.getLogger("vidocr.daemon")
 
@@ -186,7 +189,7 @@ class WatchService:
         }
         return watcher_ok and loop_ok, doc
 
-    def _serve_metrics(self) -> Any:
+    def _serve_metrics(self) -> MetricsServer:
         from vidocr.daemon.metrics import DaemonMetrics, MetricsServer
 
         jobs_db = self.options.jobs_db

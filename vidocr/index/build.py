@@ -156,7 +156,7 @@ def _default_extractor(engine: str) -> Extractor:
 
 
 class _Builder:
-    def __init__(self, conn: Any, options: BuildOptions, extract: ExtractFn, db: str = "") -> None:
+    def __init__(self, conn: sqlite3.Connection, options: BuildOptions, extract: ExtractFn, db: str = "") -> None:
         self.conn, self.options, self.extract, self.db = conn, options, extract, db
         self.report = BuildReport()
 
