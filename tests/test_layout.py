@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from vidocr.layout import CENTRED_EVIDENCE, SubtitleLayout
+import cv2
+import numpy as np
+
+from vidocr.layout import CENTRED_EVIDENCE, LIGHT_EVIDENCE, PRINT_FILL_MAX, SubtitleLayout, glyph_fill, with_fill
 from vidocr.types import Box, OcrLine, OcrResult
 
 WIDTH = 1280
@@ -61,3 +64,85 @@ def test_user_boxes_are_not_filtered() -> None:
     layout = SubtitleLayout(WIDTH, enabled=False)
     read = OcrResult((_line("NO PARKING", 90, 200), _centred("Hello.", 150)))
     assert layout.filter(read).text == "NO PARKING\nHello."
+
+
+# Glyph fill: subtitles are light glyphs closed off by a dark rim; print is dark ink on light paper.
+
+
+def _subtitle(background: np.ndarray, text: str, scale: float = 1.6, outline: int = 3) -> tuple[np.ndarray, Box]:
+    """White glyphs with a black outline ``outline`` pixels wide, centred on ``background``."""
+    image = cv2.cvtColor(background, cv2.COLOR_GRAY2BGR)
+    (w, h), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_DUPLEX, scale, 3)
+    org = ((image.shape[1] - w) // 2, (image.shape[0] + h) // 2)
+    fill = np.zeros(background.shape, np.uint8)
+    cv2.putText(fill, text, org, cv2.FONT_HERSHEY_DUPLEX, scale, 255, 3)
+    rim = cv2.dilate(fill, np.ones((2 * outline + 1, 2 * outline + 1), np.uint8))
+    image[rim > 0] = 0
+    image[fill > 0] = 255
+    return image, Box(org[0] - 4, org[1] - h - 4, w + 8, h + base + 8)
+
+
+def _page(lines: int = 6) -> tuple[np.ndarray, list[Box]]:
+    image = np.full((240, 900, 3), 232, np.uint8)
+    boxes = []
+    for i in range(lines):
+        text = "the train leaves at half past nine, we should go" if i % 2 else "Nobody knows where he went that night"
+        (w, h), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_COMPLEX, 0.9, 2)
+        y = 30 + i * 36
+        cv2.putText(image, text, (20, y), cv2.FONT_HERSHEY_COMPLEX, 0.9, (40, 40, 40), 2, cv2.LINE_AA)
+        boxes.append(Box(18, y - h - 2, w + 4, h + base + 4))
+    return image, boxes
+
+
+def _backgrounds() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    noise = rng.integers(0, 256, (160, 1000), dtype=np.uint8)
+    return {
+        "dark": np.full((160, 1000), 30, np.uint8),
+        "bright": np.full((160, 1000), 235, np.uint8),
+        "noise": cv2.GaussianBlur(noise, (0, 0), 3),
+        "gradient": np.tile(np.linspace(0, 255, 1000, dtype=np.uint8), (160, 1)),
+    }
+
+
+def test_outlined_subtitles_have_glyph_fill_on_any_background() -> None:
+    for name, background in _backgrounds().items():
+        image, box = _subtitle(background, "Where were you last night?")
+        fill = glyph_fill(image, box)
+        assert fill is not None and fill > 2 * PRINT_FILL_MAX, (name, fill)
+
+
+def test_print_on_a_page_has_almost_no_glyph_fill() -> None:
+    image, boxes = _page()
+    for box in boxes:
+        fill = glyph_fill(image, box)
+        assert fill is not None and fill <= PRINT_FILL_MAX / 2, (box, fill)
+
+
+def test_dark_text_is_not_judged() -> None:
+    image = np.full((80, 600, 3), 20, np.uint8)
+    cv2.putText(image, "dark on dark", (20, 50), cv2.FONT_HERSHEY_DUPLEX, 1.2, (60, 60, 60), 2)
+    assert glyph_fill(image, Box(15, 15, 400, 50)) is None
+
+
+def test_print_lines_are_dropped_once_the_zone_has_shown_light_subtitles() -> None:
+    page, boxes = _page(2)
+    sub, box = _subtitle(np.full((160, 1000), 60, np.uint8), "Keep your voice down.")
+    printed = with_fill(OcrResult((OcrLine("the train leaves", 0.9, boxes[0]),)), page).lines[0]
+    said = with_fill(OcrResult((OcrLine("Keep your voice down.", 0.9, box),)), sub).lines[0]
+    for layout in (SubtitleLayout(WIDTH), SubtitleLayout(WIDTH, enabled=False)):
+        for _ in range(LIGHT_EVIDENCE - 1):
+            assert layout.filter(OcrResult((printed, said))).text == "the train leaves\nKeep your voice down."
+        assert layout.filter(OcrResult((printed, said))).text == "Keep your voice down."
+        assert layout.dropped == 1
+    unmeasured = OcrLine("the train leaves", 0.9, None)  # engines without boxes: nothing to measure
+    assert SubtitleLayout(WIDTH).filter(OcrResult((unmeasured,))).text == "the train leaves"
+
+
+def test_dark_text_on_a_light_box_is_kept_when_it_is_the_zones_style() -> None:
+    page, boxes = _page(1)
+    boxed = with_fill(OcrResult((OcrLine("Nobody knows where he went", 0.9, boxes[0]),)), page)
+    layout = SubtitleLayout(WIDTH, enabled=False)
+    for _ in range(10):
+        assert layout.filter(boxed).text == "Nobody knows where he went"
+    assert layout.dropped == 0

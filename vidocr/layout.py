@@ -13,6 +13,12 @@ A :class:`SubtitleLayout` per zone learns this from the reads it sees and keeps 
   (positioned signs, left-aligned styles), such reads are kept as they are.
 
 Only for bands as wide as the frame: a user's box may not be centred on the subtitles.
+
+Independently of where a line is, its *glyph fill* tells subtitle from print (:func:`glyph_fill`): a subtitle
+glyph is a light shape closed off by a darker outline, shadow or box, while printed text in the picture (book
+pages, letters, labels) is dark ink on light paper, whose light pixels beside the strokes are the open page.
+Dark text on a light box is also a subtitle style (short-video captions), so lines measured as print are dropped
+only once the zone has shown light-glyph subtitles (LIGHT_EVIDENCE lines); then in every zone, user boxes too.
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ from __future__ import annotations
 import statistics
 from collections import deque
 from dataclasses import replace
+
+import cv2
+import numpy as np
 
 from vidocr.types import Box, OcrLine, OcrResult
 
@@ -33,6 +42,17 @@ HEIGHT_RANGE = (0.55, 1.8)
 CENTRED_EVIDENCE = 3
 #: ... and the share of recent reads with text that must have had a centred line.
 CENTRED_SHARE = 0.8
+#: Lines whose glyph fill (see :func:`glyph_fill`) is at most this are print in the picture. Measured on both
+#: halves of the libass corpus (bench/libass_corpus.py), the samples and real clips: dark print on pages and
+#: labels 0.00-0.13, subtitles 0.27-1.00 in every style (outline, shadow only, boxes, pale, 360p CJK); a
+#: subtitle glued to print in one OCR box 0.13-0.27.
+PRINT_FILL_MAX = 0.18
+#: Lines with glyph fill above PRINT_FILL_MAX a zone must have read before it drops print (until then, and in
+#: zones whose subtitles are dark text on a light box, such lines are kept).
+LIGHT_EVIDENCE = 3
+#: Light pixels (luma) with a pixel at least this much darker within the rim radius are glyph pixels (as in
+#: vidocr.textmask, which finds subtitles by the same contrast).
+_BRIGHT_MIN, _RIM_STEP = 140, 60
 
 
 class SubtitleLayout:
@@ -43,6 +63,7 @@ class SubtitleLayout:
         self.enabled = enabled
         self._heights: deque[int] = deque(maxlen=64)  # heights of kept centred lines
         self._centred: deque[bool] = deque(maxlen=20)  # per read with text: had a centred line
+        self._light = 0  # lines read with light, outlined glyphs (see glyph_fill)
         self.dropped = 0
 
     def centred(self, box: Box) -> bool:
@@ -61,6 +82,11 @@ class SubtitleLayout:
 
     def filter(self, result: OcrResult) -> OcrResult:
         """``result`` (boxes in band coordinates) without the lines that are not subtitle lines."""
+        self._light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
+        printed = [ln for ln in result.lines if ln.fill is not None and ln.fill <= PRINT_FILL_MAX]
+        if printed and self._light >= LIGHT_EVIDENCE:
+            self.dropped += len(printed)
+            result = replace(result, lines=tuple(ln for ln in result.lines if ln not in printed))
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
         lines = result.lines
@@ -97,3 +123,63 @@ class SubtitleLayout:
 def _box(line: OcrLine) -> Box:
     assert line.box is not None
     return line.box
+
+
+def glyph_fill(image: np.ndarray, box: Box) -> float | None:
+    """How much a text line's light glyph pixels look like subtitle fill rather than the page around print.
+
+    Glyph pixels are light pixels with a much darker pixel within a rim radius (a sixteenth of the line
+    height): in a subtitle, the fill of the strokes (the outline, shadow or box is the dark rim); around dark
+    print on light paper, the paper beside the strokes. A subtitle's fill is closed off from everything around
+    it by its rim; the paper is one open region reaching past the line. The measure is the share of glyph
+    pixels in closed light regions: ~0 for print (only the counters of letters are closed), 0.3-1 for
+    subtitles. It is taken twice and the larger kept: with light cut 30 levels under the median glyph pixel,
+    and on the brightest glyph pixels alone (cut 15 under their median) for white text with a thin, broken
+    outline on a bright picture, where only the fill is brighter than its surroundings; on luma and on the
+    strongest colour channel (red or blue glyphs are dark in luma), the larger kept. None when the line has
+    no light glyph pixels (dark text: not judged). ``image`` is BGR or grey, ``box`` in its pixels.
+    """
+    if image.ndim == 2:
+        return _fill(image, box)
+    # Luma, and the strongest colour channel for coloured glyphs (the text mask's brightness): a red or blue
+    # fill is dark in luma. Print is dark ink on light paper in both.
+    fills = [_fill(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), box), _fill(image.max(axis=2), box)]
+    known = [f for f in fills if f is not None]
+    return max(known) if known else None
+
+
+def _fill(grey: np.ndarray, box: Box) -> float | None:
+    pad = max(3, box.h // 3)
+    y0, y1 = max(0, box.y - pad), min(grey.shape[0], box.y + box.h + pad)
+    x0, x1 = max(0, box.x - pad), min(grey.shape[1], box.x + box.w + pad)
+    if y1 - y0 < 3 or x1 - x0 < 3:
+        return None
+    region = np.ascontiguousarray(grey[y0:y1, x0:x1])
+    radius = max(2, round(box.h * 0.06))
+    rim = cv2.erode(region, np.ones((2 * radius + 1, 2 * radius + 1), np.uint8))
+    glyph = (region >= _BRIGHT_MIN) & (cv2.subtract(region, rim) >= _RIM_STEP)
+    if not glyph.any():
+        return None
+    wide = _closed_share(region, glyph, float(np.median(region[glyph])) - 30, box)
+    brightest = glyph & (region >= float(np.percentile(region[glyph], 95)) - 25)
+    return max(wide, _closed_share(region, brightest, float(np.median(region[brightest])) - 15, box))
+
+
+def _closed_share(region: np.ndarray, glyph: np.ndarray, cut: float, box: Box) -> float:
+    """The share of ``glyph`` pixels in regions lighter than ``cut`` that are closed: they do not reach the
+    region's edge and fit in the line's box (a light box behind dark text is closed too, but wider)."""
+    light = (region > cut).view(np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=4)
+    height, width = region.shape
+    x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+    open_ = (x == 0) | (y == 0) | (x + w >= width) | (y + h >= height) | (w > box.w) | (h > box.h)
+    open_[0] = True
+    return float(np.count_nonzero(glyph & ~open_[labels])) / max(1, int(np.count_nonzero(glyph)))
+
+
+def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:
+    """``result`` with the :func:`glyph_fill` of each boxed line measured on ``image`` (the crop it was read from)."""
+    if not any(ln.box is not None for ln in result.lines):
+        return result
+    lines = tuple(replace(ln, fill=glyph_fill(image, ln.box)) if ln.box is not None else ln for ln in result.lines)
+    return replace(result, lines=lines)

@@ -17,6 +17,7 @@ import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
+from vidocr.layout import with_fill
 from vidocr.types import OcrResult, Task
 
 
@@ -179,5 +180,6 @@ class OcrWorker:
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):
             raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(items)} images")
-        for (read_id, _, _), result in zip(items, results, strict=True):
-            done[read_id] = result
+        for (read_id, crop, _), result in zip(items, results, strict=True):
+            # Measured here, on the OCR thread, while the crop is at hand (print is dropped by the zone's layout).
+            done[read_id] = with_fill(result, crop)

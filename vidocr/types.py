@@ -61,6 +61,9 @@ class OcrLine:
     text: str
     confidence: float
     box: Box | None = None
+    #: How much the line's light pixels look like outlined subtitle glyphs rather than print on a page
+    #: (:func:`vidocr.layout.glyph_fill`); None when not measured.
+    fill: float | None = None
 
 
 @dataclass(frozen=True)
