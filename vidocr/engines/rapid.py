@@ -94,7 +94,7 @@ def reread_band(
     texts = ocr.recognize(crops) if reader is None else reader.recognize(crops)
     min_score = ocr.config.text_score if reader is None else TESS_MIN_CONF
     for line, (text, score) in zip(prior.lines, texts, strict=True):
-        if score < min_score or _squash(str(text)) != _squash(line.text):
+        if score < min_score or not _reads_back(_squash(str(text)), _squash(line.text), reader is not None):
             return None
         lines.append(OcrLine(text=line.text, confidence=float(score), box=line.box))
     return OcrResult(lines=tuple(lines), confirmed=True)
@@ -123,6 +123,18 @@ def read_band_tesseract(ocr: PpOcr, reader: TesseractReader, image: np.ndarray) 
         if text and conf >= TESS_MIN_CONF:
             pieces.append((float(x0), float(y0), float(x1), float(y1), text, conf))
     return OcrResult(lines=tuple(group_lines(pieces, rtl=reader.rtl)))
+
+
+def _reads_back(new: str, old: str, tesseract: bool) -> bool:
+    """Whether a re-read of a line's box shows the line read before. PP-OCR reads a line the same way on
+    every frame; Tesseract swaps a character now and then as the picture behind changes ("พรุ่งนี้" /
+    "พรุ่งพี้" across a cut), which would split one subtitle into two cues: one swap in 8 characters is the
+    same line (a changed subtitle changes its length or more characters)."""
+    if new == old:
+        return True
+    if not tesseract or len(new) != len(old):
+        return False
+    return sum(a != b for a, b in zip(new, old, strict=True)) <= len(old) // 8
 
 
 def _squash(text: str) -> str:
@@ -175,11 +187,15 @@ DECIDE_MAX = 12
 # Cyrillic or Greek read as Latin look-alikes mixes digits into capital words ("B 4YBCTBAX").
 _LOOKALIKE = re.compile(r"\b(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*[0-9])[A-Z0-9]{3,}\b")
 _PROBE_SCRIPTS = tuple(SCRIPTS.values())
+_MAIN_PACKS = ("kor", "rus", "ara", "tha", "hin")  # named when no pack reads a video's script
 
 
-def _sure(text: str, score: float) -> bool:
+def _sure(text: str, score: float, aspect: float = 0.0) -> bool:
+    """Whether a PP-OCR read is surely in a script PP-OCR reads. ``aspect``: its box's width / height; a read
+    with far fewer characters than the box holds ("早" for a whole line of Hangul) is not sure."""
     letters = sum(script_counts(text).values())
-    return score >= SURE_SCORE and letters > 0 and not _LOOKALIKE.search(text)
+    short = len("".join(text.split())) < 0.35 * aspect
+    return score >= SURE_SCORE and letters > 0 and not short and not _LOOKALIKE.search(text)
 
 
 class ScriptChooser:
@@ -241,7 +257,7 @@ class ScriptChooser:
             box = (float(x0), float(y0), float(x1), float(y1))
             text = text.strip()
             crop = line_crop(image, x0, y0, x1, y1)
-            if _sure(text, score):
+            if _sure(text, score, (box[2] - box[0]) / max(1.0, box[3] - box[1])):
                 lines.append((box, "ppocr", text, score, crop))
                 continue
             best: tuple[float, str, str] | None = None
@@ -295,13 +311,14 @@ class ScriptChooser:
             log.info("%sscript %s: reading with Tesseract (%s)", name, _script_of_pack(choice), choice)
 
     def _uncovered_hint(self) -> str:
-        missing = [s for s in _PROBE_SCRIPTS[:5] if s.pack not in self.packs()]
+        missing = [s for s in _PROBE_SCRIPTS if s.pack in _MAIN_PACKS and s.pack not in self.packs()]
+        what = "the subtitles are in no script the installed recognisers read (not Chinese, Japanese or Latin; " \
+               "unsure lines dropped)"
+        if not missing:
+            return f"{what}; installed Tesseract packs that did not read them: {', '.join(self.packs())}"
         how = ", ".join(f"{apt_package(s.pack)} ({s.name})" for s in missing)
-        need = "" if self.packs() or not missing else "pip install 'vidocr[tesseract]' and "
-        return (
-            "the subtitles are in no script the installed recognisers read (not Chinese, Japanese or Latin; "
-            f"unsure lines dropped): {need}apt-get install the language pack of their script: {how}; then --lang"
-        )
+        need = "" if self.packs() else "pip install 'vidocr[tesseract]' and "
+        return f"{what}: {need}apt-get install the language pack of their script: {how}; then --lang or auto"
 
     def close(self) -> None:
         with self._lock:
@@ -315,7 +332,11 @@ def _script_of_pack(pack: str) -> str:
 
 
 def _sure_only(result: OcrResult) -> OcrResult:
-    return replace(result, lines=tuple(ln for ln in result.lines if _sure(ln.text, ln.confidence)))
+    def sure(line: OcrLine) -> bool:
+        aspect = line.box.w / max(1, line.box.h) if line.box is not None else 0.0
+        return _sure(line.text, line.confidence, aspect)
+
+    return replace(result, lines=tuple(line for line in result.lines if sure(line)))
 
 
 class RapidOcrEngine:

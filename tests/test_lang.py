@@ -1,0 +1,214 @@
+"""--lang and the Tesseract recogniser: Korean, Russian, Arabic, Thai and Hindi subtitles rendered into videos with
+Debian fonts, read back with exact times and a bounded character error rate; ``auto`` picks the script per video
+and says once which package to install when nothing installed reads it; a missing pack is one line, exit 2.
+
+Needs ``vidocr[tesseract]``, the Debian packs tesseract-ocr-kor/-rus/-ara/-tha/-hin and fonts-nanum,
+fonts-dejavu-core, fonts-noto-core (scripts/install_test_extras.py installs them as root on Debian); without them
+these tests skip, except on CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import synth
+from support.synth import SynthCue, SynthSpec, TruthCue, render_video
+
+import vidocr
+from vidocr.cli import main
+from vidocr.engines.rapid import group_lines
+from vidocr.errors import ConfigError
+from vidocr.langs import installed_packs, main_script, parse_langs
+
+FONTS = Path("/usr/share/fonts/truetype")
+# Per script: the language pack, a Debian font, the lines, and the character error rate allowed over the video
+# (issue 15's targets: 5% for ko, ru, hi; 12% for ar, th).
+SCRIPTS = {
+    "ko": ("kor", FONTS / "nanum/NanumGothic.ttf",
+           ["지금 어디 가는 거예요?", "우리 내일 다시 만나요", "그건 정말 좋은 생각이야"], 0.05),
+    "ru": ("rus", FONTS / "dejavu/DejaVuSans.ttf", ["Куда ты идёшь?", "В ЧУВСТВАХ", "Никому не доверяй"], 0.05),
+    "ar": ("ara", FONTS / "noto/NotoSansArabic-Regular.ttf",
+           ["إلى أين أنت ذاهب؟", "سنلتقي غدا صباحا", "هذه فكرة جيدة جدا"], 0.12),
+    "th": ("tha", FONTS / "noto/NotoSansThai-Regular.ttf", ["คุณจะไปไหน", "พรุ่งนี้เจอกันนะ", "เธออยู่ที่ไหนทั้งคืน"], 0.12),
+    "hi": ("hin", FONTS / "noto/NotoSansDevanagari-Regular.ttf",
+           ["तुम कहाँ जा रहे हो?", "कल सुबह मिलते हैं", "यह बहुत अच्छा विचार है"], 0.05),
+}
+
+
+def _need(what: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is missing on CI: scripts/install_test_extras.py should have installed it")
+    pytest.skip(f"{what} not installed (scripts/install_test_extras.py installs it as root on Debian)")
+
+
+@pytest.fixture(scope="module")
+def tesseract() -> None:
+    try:
+        import tesserocr  # noqa: F401
+    except ImportError:
+        _need("tesserocr (pip install 'vidocr[tesseract]')")
+    missing = [pack for pack, font, _, _ in SCRIPTS.values() if pack not in installed_packs()]
+    missing += [str(font) for _, font, _, _ in SCRIPTS.values() if not font.is_file()]
+    if missing:
+        _need(", ".join(missing))
+
+
+def cer(got: str, want: str) -> float:
+    """Levenshtein distance over the truth's length, on NFKC text without whitespace."""
+    a = "".join(unicodedata.normalize("NFKC", got).split())
+    b = "".join(unicodedata.normalize("NFKC", want).split())
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[:], i
+        for j, cb in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+    return row[len(b)] / max(1, len(b))
+
+
+def render_script(code: str, path: Path, colour: str = "white") -> list[TruthCue]:
+    """Three cues in the script's font (the synthetic generator draws with one font file: swapped here)."""
+    _, font, lines, _ = SCRIPTS[code]
+    saved = synth.FONT_PATH
+    synth.FONT_PATH = font
+    synth._font.cache_clear()
+    synth._has_glyph.cache_clear()
+    try:
+        cues = tuple(SynthCue(0.52 + 2 * i, 2.0 + 2 * i, text, colour=colour) for i, text in enumerate(lines))
+        return render_video(SynthSpec(duration=7, cues=cues, seed=len(code) + ord(code[0])), path)
+    finally:
+        synth.FONT_PATH = saved
+        synth._font.cache_clear()
+        synth._has_glyph.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def videos(tesseract: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[TruthCue]]]:
+    folder = tmp_path_factory.mktemp("lang")
+    return {code: (folder / f"{code}.mp4", render_script(code, folder / f"{code}.mp4")) for code in SCRIPTS}
+
+
+def _check(code: str, cues: list[vidocr.Cue], truth: list[TruthCue]) -> None:
+    assert [(c.start_ms, c.end_ms) for c in cues] == [(t.start_ms, t.end_ms) for t in truth], [c.text for c in cues]
+    errors = sum(cer(c.text, t.text) * len("".join(t.text.split())) for c, t in zip(cues, truth, strict=True))
+    rate = errors / sum(len("".join(t.text.split())) for t in truth)
+    assert rate <= SCRIPTS[code][3], (rate, [c.text for c in cues])
+    for cue in cues:
+        assert main_script(cue.text) == main_script(truth[0].text)
+
+
+@pytest.mark.parametrize("code", list(SCRIPTS))
+def test_explicit_lang_reads_the_script_with_exact_times(code: str, videos: dict) -> None:
+    path, truth = videos[code]
+    cues, _ = vidocr.extract(path, vidocr.ExtractOptions(lang=(code,)))
+    _check(code, list(cues), truth)
+
+
+@pytest.mark.parametrize("code", list(SCRIPTS))
+def test_auto_picks_the_recogniser_per_video(code: str, videos: dict, caplog: pytest.LogCaptureFixture) -> None:
+    path, truth = videos[code]
+    cues, _ = vidocr.extract(path, vidocr.ExtractOptions())
+    _check(code, list(cues), truth)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_auto_keeps_pp_ocr_for_chinese_and_english(samples: Path, caplog: pytest.LogCaptureFixture) -> None:
+    for name in ("zh", "en"):
+        auto, _ = vidocr.extract(samples / f"{name}.mp4", vidocr.ExtractOptions())
+        fixed, _ = vidocr.extract(samples / f"{name}.mp4", vidocr.ExtractOptions(lang=(name,)))
+        assert [(c.start_ms, c.end_ms, c.text) for c in auto] == [(c.start_ms, c.end_ms, c.text) for c in fixed]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_yellow_subtitles_are_binarised_like_the_text_mask(tmp_path: Path, tesseract: None) -> None:
+    truth = render_script("ru", tmp_path / "yellow.mp4", colour="yellow")
+    cues, _ = vidocr.extract(tmp_path / "yellow.mp4", vidocr.ExtractOptions(lang=("ru",)))
+    _check("ru", list(cues), truth)
+
+
+@pytest.fixture
+def only_english_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tesseract: None) -> Path:
+    """A tessdata folder without the packs under test (as on a machine that never installed them)."""
+    folder = tmp_path / "tessdata"
+    folder.mkdir()
+    for pack in ("eng", "osd"):
+        source = Path(os.environ.get("TESSDATA_PREFIX", "/usr/share/tesseract-ocr/5/tessdata")) / f"{pack}.traineddata"
+        if source.is_file():
+            (folder / source.name).symlink_to(source)
+    monkeypatch.setenv("TESSDATA_PREFIX", str(folder))
+    return folder
+
+
+def test_auto_warns_once_naming_the_package_when_no_pack_reads_the_script(
+    videos: dict, only_english_pack: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, _ = videos["ko"]
+    cues = list(vidocr.extract(path, vidocr.ExtractOptions())[0])
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "apt-get install" in warnings[0] and "tesseract-ocr-kor" in warnings[0], warnings
+    assert str(path) in warnings[0]
+    # No look-alike garbage in its place: what is kept was read surely (PP-OCR reads "?" and the like).
+    assert all(main_script(c.text) in (None, "Latin", "CJK") and c.confidence >= 0.9 for c in cues)
+    assert len(cues) < 3
+
+
+def test_explicit_lang_without_its_pack_is_one_line_exit_2(
+    samples: Path, tmp_path: Path, only_english_pack: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["extract", str(samples / "en.mp4"), "-o", str(tmp_path / "out.srt"), "--lang", "ko"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and "apt-get install tesseract-ocr-kor" in err, err
+    assert not (tmp_path / "out.srt").exists()
+    config = tmp_path / "c.yaml"
+    config.write_text("lang: [th, hi]\n")
+    code = main(["extract", str(samples / "en.mp4"), "-o", str(tmp_path / "out.srt"), "--config", str(config)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "tesseract-ocr-tha tesseract-ocr-hin" in err, err
+
+
+def test_lang_values() -> None:
+    assert parse_langs(None) == () and parse_langs("auto") == ()
+    assert parse_langs(["ko,ru", "zh-Hans", "Hangul"]) == ("ko", "ru", "zh", "hangul")
+    with pytest.raises(ConfigError, match="unknown language"):
+        parse_langs("xx")
+
+
+def test_right_to_left_boxes_join_in_logical_order() -> None:
+    # Two words of one Arabic line found as two boxes: the right one is read first.
+    pieces = [(10.0, 0.0, 60.0, 20.0, "غدا", 0.9), (80.0, 0.0, 150.0, 20.0, "سنلتقي", 0.9)]
+    assert group_lines(pieces, rtl=True)[0].text == "سنلتقي غدا"
+    assert group_lines(pieces)[0].text == "غدا سنلتقي"
+
+
+def test_thai_gets_no_invented_spaces() -> None:
+    from vidocr.engines.tesseract import _unspace
+
+    assert _unspace("คุณ จะ ไป ไหน") == "คุณจะไปไหน"
+    assert _unspace("OK คุณ") == "OK คุณ"
+
+
+def test_glyph_image_keeps_outlined_glyphs_not_the_picture() -> None:
+    from vidocr.engines.tesseract import glyph_image
+
+    crop = np.full((40, 80, 3), 200, np.uint8)  # bright picture around the line
+    crop[10:30, 20:60] = 0  # the outline
+    crop[14:26, 24:56] = (40, 230, 250)  # a yellow glyph stroke (BGR) inside it
+    image = glyph_image(crop)
+    assert image is not None
+    assert set(np.unique(image)) == {0, 255}
+    ink = np.argwhere(image == 0)
+    # Only the glyph (32 x 12 px) is ink, cut tight with a margin: the bright picture is not.
+    assert len(ink) == 32 * 12
+    assert glyph_image(np.full((40, 80, 3), 200, np.uint8)) is None
+
+
+@pytest.fixture(autouse=True)
+def _no_leak() -> Iterator[None]:
+    yield
+    assert synth.FONT_PATH.name == "NotoSansSC-Subset.otf"
