@@ -250,7 +250,7 @@ class ScriptChooser:
             return _sure_only(read_band(self._ocr, image))
         if decided is not None:
             return read_band_tesseract(self._ocr, self.reader(decided), image)
-        lines = []  # (box, vote, text, confidence, crop)
+        lines = []  # (box, vote, PP-OCR's text and score, the voted pack's text and confidence, crop)
         for quad, text, score in self._ocr.read_all(image):
             x0, y0 = quad.min(axis=0)
             x1, y1 = quad.max(axis=0)
@@ -258,7 +258,7 @@ class ScriptChooser:
             text = text.strip()
             crop = line_crop(image, x0, y0, x1, y1)
             if _sure(text, score, (box[2] - box[0]) / max(1.0, box[3] - box[1])):
-                lines.append((box, "ppocr", text, score, crop))
+                lines.append((box, "ppocr", text, score, "", 0.0, crop))
                 continue
             best: tuple[float, str, str] | None = None
             for script in _PROBE_SCRIPTS:
@@ -271,39 +271,52 @@ class ScriptChooser:
                 if sure and (best is None or conf > best[0]):
                     best = (conf, script.pack, probe)
             if best is not None:
-                lines.append((box, best[1], best[2], best[0], crop))
-            elif score >= self._ocr.config.text_score or not text:
-                lines.append((box, "none", text, score, crop))
+                lines.append((box, best[1], text, score, best[2], best[0], crop))
+            else:
+                lines.append((box, "none", text, score, "", 0.0, crop))
         self._vote([line[1] for line in lines])
-        # Lines read by another recogniser than the one the video now leans to are read again with it
-        # (a wrong pack can be surer than the right one on one line).
-        leader = self.decided or (self.votes.most_common(1)[0][0] if self.votes else None)
+        leader = self.decided or self._leader()
         pieces = []
-        for box, vote, text, conf, crop in lines:
-            if vote != leader and leader not in (None, "ppocr", "none"):
-                text, conf = self.reader(str(leader)).read_line(crop)
-                if conf < TESS_MIN_CONF:
-                    continue
-            elif vote != "ppocr" and leader in ("ppocr", "none"):
-                continue  # unsure of PP-OCR in a PP-OCR video: picture detail, or unreadable
-            elif vote == "none":
-                continue
-            pieces.append((*box, text, conf))
+        for box, vote, text, score, probe, conf, crop in lines:
+            if leader not in (None, "ppocr", "none"):
+                # Lines another recogniser won are read again with the video's (a wrong pack can be surer
+                # than the right one on one line; PP-OCR can be sure of a look-alike).
+                if vote != leader:
+                    probe, conf = self.reader(str(leader)).read_line(crop)
+                if conf >= TESS_MIN_CONF and probe:
+                    pieces.append((*box, probe, conf))
+            elif vote == "none" and leader == "none":
+                continue  # nothing reads it: no look-alike garbage
+            elif text and score >= self._ocr.config.text_score:
+                pieces.append((*box, text, score))  # PP-OCR, as without --lang
         rtl = leader not in (None, "ppocr", "none") and self.reader(str(leader)).rtl
         return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl)))
+
+    def _leader(self) -> str | None:
+        """The recogniser the video leans to before it is decided: the most voted one, "none" only alone."""
+        with self._lock:
+            real = [(n, k) for k, n in self.votes.items() if k != "none"]
+            if real:
+                return max(real)[1]
+            return "none" if self.votes else None
 
     def _vote(self, votes: list[str]) -> None:
         with self._lock:
             if self.decided is not None or not votes:
                 return
             self.votes.update(votes)
-            total = sum(self.votes.values())
-            choice, count = self.votes.most_common(1)[0]
-            if total < DECIDE_AFTER or (count < 0.6 * total and total < DECIDE_MAX):
+            unread = self.votes["none"]
+            real = Counter({k: n for k, n in self.votes.items() if k != "none"})
+            seen = sum(real.values())
+            choice, count = real.most_common(1)[0] if real else ("none", 0)
+            if count >= DECIDE_AFTER and count >= 0.6 * seen:
+                self.decided = choice  # picture detail that nothing reads ("none") does not count against it
+            elif unread >= DECIDE_AFTER + 1 and unread >= 3 * seen:
+                self.decided = choice = "none"
+            elif seen + unread >= DECIDE_MAX:
+                self.decided = choice = choice if unread <= 2 * seen else "none"
+            else:
                 return
-            if choice == "none" and self.votes["ppocr"] * 3 >= count and total < DECIDE_MAX:
-                return  # unsure lines among sure ones: picture detail in a PP-OCR video
-            self.decided = choice
         name = f"{self.video}: " if self.video else ""
         if choice == "none":
             log.warning("%s%s", name, self._uncovered_hint())
