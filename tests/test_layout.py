@@ -5,7 +5,15 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vidocr.layout import CENTRED_EVIDENCE, LIGHT_EVIDENCE, PRINT_FILL_MAX, SubtitleLayout, glyph_fill, with_fill
+from vidocr.layout import (
+    CENTRED_EVIDENCE,
+    LIGHT_EVIDENCE,
+    PRINT_FILL_MAX,
+    GlyphEvidence,
+    SubtitleLayout,
+    glyph_fill,
+    with_fill,
+)
 from vidocr.types import Box, OcrLine, OcrResult
 
 WIDTH = 1280
@@ -146,3 +154,18 @@ def test_dark_text_on_a_light_box_is_kept_when_it_is_the_zones_style() -> None:
     for _ in range(10):
         assert layout.filter(boxed).text == "Nobody knows where he went"
     assert layout.dropped == 0
+
+
+def test_zones_of_one_video_share_what_its_subtitles_look_like() -> None:
+    # A zone over a book page sees only print; the video's subtitles, read in another zone, showed light glyphs.
+    page, boxes = _page(2)
+    sub, box = _subtitle(np.full((160, 1000), 60, np.uint8), "Keep your voice down.")
+    printed = with_fill(OcrResult((OcrLine("the train leaves", 0.9, boxes[0]),)), page)
+    said = with_fill(OcrResult((OcrLine("Keep your voice down.", 0.9, box),)), sub)
+    glyphs = GlyphEvidence()
+    bottom, middle = SubtitleLayout(WIDTH, glyphs=glyphs), SubtitleLayout(WIDTH, glyphs=glyphs)
+    assert middle.filter(printed).text == "the train leaves"  # nothing known of the subtitles yet
+    for _ in range(LIGHT_EVIDENCE):
+        bottom.filter(said)
+    assert middle.filter(printed).text == ""
+    assert SubtitleLayout(WIDTH).filter(printed).text == "the train leaves"  # another video: nothing known

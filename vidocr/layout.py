@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -55,15 +55,24 @@ LIGHT_EVIDENCE = 3
 _BRIGHT_MIN, _RIM_STEP = 140, 60
 
 
+@dataclass
+class GlyphEvidence:
+    """What a video's reads showed of its subtitles' glyphs so far (shared by its zones)."""
+
+    light: int = 0  # lines with light, outlined glyphs (glyph fill above PRINT_FILL_MAX)
+
+
 class SubtitleLayout:
     """Learns a zone's subtitle layout from its reads (in time order) and drops the lines that do not fit."""
 
-    def __init__(self, band_width: int, enabled: bool = True) -> None:
+    def __init__(self, band_width: int, enabled: bool = True, glyphs: GlyphEvidence | None = None) -> None:
         self.width = band_width
         self.enabled = enabled
         self._heights: deque[int] = deque(maxlen=64)  # heights of kept centred lines
         self._centred: deque[bool] = deque(maxlen=20)  # per read with text: had a centred line
-        self._light = 0  # lines read with light, outlined glyphs (see glyph_fill)
+        #: Lines read with light, outlined glyphs (see glyph_fill), shared by the zones of a video: a zone over a
+        #: book page may see none of the video's subtitles.
+        self.glyphs = glyphs or GlyphEvidence()
         self.dropped = 0
 
     def centred(self, box: Box) -> bool:
@@ -82,9 +91,9 @@ class SubtitleLayout:
 
     def filter(self, result: OcrResult) -> OcrResult:
         """``result`` (boxes in band coordinates) without the lines that are not subtitle lines."""
-        self._light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
+        self.glyphs.light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
         printed = [ln for ln in result.lines if ln.fill is not None and ln.fill <= PRINT_FILL_MAX]
-        if printed and self._light >= LIGHT_EVIDENCE:
+        if printed and self.glyphs.light >= LIGHT_EVIDENCE:
             self.dropped += len(printed)
             result = replace(result, lines=tuple(ln for ln in result.lines if ln not in printed))
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):

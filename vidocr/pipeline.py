@@ -22,7 +22,7 @@ import numpy as np
 from vidocr.detect import SPLIT_SIMILARITY, BandChangeDetector, DetectOptions, ReadRequest, SceneCuts, Segment
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, VidocrError
-from vidocr.layout import SubtitleLayout
+from vidocr.layout import GlyphEvidence, SubtitleLayout
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import Region, find_zones, parse_roi, user_zones
@@ -221,7 +221,9 @@ def _run(
 class _Zone:
     """Per-zone state: its band, detector, merger and the segments waiting for their reads."""
 
-    def __init__(self, region: Region, options: ExtractOptions, fps: float | None) -> None:
+    def __init__(
+        self, region: Region, options: ExtractOptions, fps: float | None, glyphs: GlyphEvidence | None = None
+    ) -> None:
         self.region = region
         self.name = region.name
         self.box = box = region.box
@@ -241,7 +243,7 @@ class _Zone:
         ]
         self.suppressed = 0
         # Signs and pages in the picture are not subtitle lines (bands found automatically span the frame).
-        self.layout = SubtitleLayout(box.w, enabled=region.source != "user")
+        self.layout = SubtitleLayout(box.w, enabled=region.source != "user", glyphs=glyphs)
         #: (read id, crop top row, segment index) of the zone's latest read.
         self.last_read: tuple[int, int, int] | None = None
 
@@ -293,7 +295,8 @@ def _stream(
     progress: ProgressFn | None,
 ) -> Iterator[Cue]:
     info = source.info
-    zones = [_Zone(region, options, info.fps) for region in regions]
+    glyphs = GlyphEvidence()  # one video's subtitles: print is dropped in every zone once they showed light glyphs
+    zones = [_Zone(region, options, info.fps, glyphs) for region in regions]
     cuts = SceneCuts(info.fps) if options.detect.scene_cuts else None
     colour = any(region.colour for region in regions)
     results: dict[int, OcrResult] = {}

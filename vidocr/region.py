@@ -150,7 +150,10 @@ def find_zones(
             from vidocr.engines.rapid import build_ocr
 
             ocr = build_ocr()  # one model load for all candidate zones
-            runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(ocr, r, images, sampled)]
+            # Print in the picture (a book page, a letter) reads as text too; once the strongest zone's
+            # subtitles show light, outlined glyphs, a zone of dark print only is not a subtitle zone.
+            light = _reads_as_text(ocr, runs[0], images, sampled, light_only=True)
+            runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(ocr, r, images, sampled, light_only=light)]
         zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
     return [replace(zone, colour=colour) for zone in _merge_overlapping(zones)]
 
@@ -222,9 +225,12 @@ def _reads_as_text(
     images: list[np.ndarray],
     sampled: list[tuple[np.ndarray, list[TextLine]]],
     tries: int = 4,
+    light_only: bool = False,
 ) -> bool:
-    """OCR (the embedded engine) a few samples whose lines fall in ``run``: text in two of them?"""
+    """OCR (the embedded engine) a few samples whose lines fall in ``run``: text in two of them? With
+    ``light_only``, only lines of light, outlined glyphs count (not print: see vidocr.layout.glyph_fill)."""
     from vidocr.engines.rapid import read_band
+    from vidocr.layout import PRINT_FILL_MAX, with_fill
     from vidocr.textnorm import comparable
 
     lo, hi = run
@@ -238,6 +244,9 @@ def _reads_as_text(
     for i in dict.fromkeys(picks):
         crop = images[i][max(0, lo - margin) : hi + margin]
         result = read_band(ocr, cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
+        if light_only:
+            result = with_fill(result, crop)
+            result = replace(result, lines=tuple(ln for ln in result.lines if (ln.fill or 0.0) > PRINT_FILL_MAX))
         if len(comparable(result.text)) >= 2 and result.confidence >= 0.8:
             hits += 1
     return hits >= min(2, len(set(picks)))
