@@ -116,12 +116,17 @@ def main() -> int:
     ap.add_argument("--upscale", action="append", default=[], metavar="SCRIPT=FACTOR",
                     help="try another enlargement of a script's crops (vidocr.engines.tesseract.UPSCALE)")
     ap.add_argument("--no-auto", action="store_true", help="skip the auto runs")
+    ap.add_argument("--rtf", action="store_true",
+                    help="only the real-time factor of a 60 s 720p Korean video (24 cues, as bench/speed.py's), read "
+                         "with --lang ko, auto and (for the cost of PP-OCR on the same frames) --lang zh")
     args = ap.parse_args()
     from vidocr.engines import tesseract
 
     for item in args.upscale:
         name, _, factor = item.partition("=")
         tesseract.UPSCALE[name] = float(factor)
+    if args.rtf:
+        return real_time()
     samples = Path(__file__).resolve().parent.parent / "samples"
     auto_right = auto_total = 0
     print(f"{'script':6} {'CER --lang':>10} {'CER auto':>9} {'exact':>7} {'auto ok':>8} "
@@ -185,6 +190,27 @@ def main() -> int:
             auto_total += 1
         auto.close()
     print(f"auto chose the right recogniser for {auto_right}/{auto_total} videos (zh/en samples included)")
+    return 0
+
+
+def real_time() -> int:
+    fonts, lines = SCRIPTS["ko"]
+    saved = synth.FONT_PATH
+    synth.FONT_PATH = fonts[0]
+    synth._font.cache_clear()
+    synth._has_glyph.cache_clear()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ko60.mp4"
+        cues = tuple(SynthCue(0.5 + 2.5 * i, 2.5 + 2.5 * i, lines[i % len(lines)]) for i in range(24))
+        render_video(SynthSpec(duration=60, cues=cues, seed=1), path)
+        synth.FONT_PATH = saved
+        for _ in range(2):
+            for lang in (("ko",), (), ("zh",)):
+                t0 = time.perf_counter()
+                out, info = vidocr.extract(path, vidocr.ExtractOptions(lang=lang))
+                n = len(list(out))
+                wall = time.perf_counter() - t0
+                print(f"--lang {','.join(lang) or 'auto':4}: {n:2} cues, {wall:5.2f} s, {60 / wall:5.1f}x real time")
     return 0
 
 
