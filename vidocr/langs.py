@@ -8,6 +8,7 @@ Tesseract 5 (the ``tesserocr`` wheel, extra ``vidocr[tesseract]``) with the Debi
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -139,12 +140,8 @@ def check_langs(langs: Sequence[str]) -> None:
     packs = tesseract_packs(langs)
     if not packs:
         return
-    try:
-        import tesserocr  # noqa: F401
-    except ImportError:
-        raise EngineUnavailable(
-            f"--lang {','.join(langs)} needs Tesseract: pip install 'vidocr[tesseract]'"
-        ) from None
+    if importlib.util.find_spec("tesserocr") is None:
+        raise EngineUnavailable(f"--lang {','.join(langs)} needs Tesseract: pip install 'vidocr[tesseract]'")
     missing = [p for p in packs if p not in installed_packs()]
     if missing:
         names = " ".join(apt_package(p) for p in missing)

@@ -18,6 +18,7 @@ with ``auto`` per video from its first lines (:class:`ScriptChooser`).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -224,9 +225,7 @@ class ScriptChooser:
     def packs(self) -> list[str]:
         """Installed packs to probe with (none without tesserocr)."""
         if self._packs is None:
-            try:
-                import tesserocr  # noqa: F401
-            except ImportError:
+            if importlib.util.find_spec("tesserocr") is None:
                 self._packs = []
             else:
                 have = installed_packs()
