@@ -134,6 +134,12 @@ def find_zones(
         return [replace(zone, colour=colour) for zone in defaults]
     median_h = int(np.median([y1 - y0 for y0, y1, _ in found]))
     runs = _runs(votes, median_h, limit=3 if mode == "auto" else 1 if mode == "bottom" else 2)
+    ocr: Any = None
+    if any(_tall(run, found) for run in runs):
+        from vidocr.engines.rapid import build_ocr
+
+        ocr = build_ocr()
+        runs = [_subtitle_rows(ocr, run, images, sampled) if _tall(run, found) else run for run in runs]
     zones: list[Region] = []
     if mode in ("top", "top,bottom"):
         upper = [r for r in runs if (r[0] + r[1]) / 2 < rows * 0.5]
@@ -149,7 +155,7 @@ def find_zones(
         if len(runs) > 1:
             from vidocr.engines.rapid import build_ocr
 
-            ocr = build_ocr()  # one model load for all candidate zones
+            ocr = ocr or build_ocr()  # one model load for all candidate zones
             # Print in the picture (a book page, a letter) reads as text too; once the strongest zone's
             # subtitles show light, outlined glyphs, a zone of dark print only is not a subtitle zone.
             light = _reads_as_text(ocr, runs[0], images, sampled, light_only=True)
@@ -242,14 +248,72 @@ def _reads_as_text(
     margin = max(4, (hi - lo) // 2)
     hits = 0
     for i in dict.fromkeys(picks):
-        crop = images[i][max(0, lo - margin) : hi + margin]
+        top = max(0, lo - margin)
+        crop = images[i][top : hi + margin]
         result = read_band(ocr, cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
         if light_only:
             result = with_fill(result, crop)
             result = replace(result, lines=tuple(ln for ln in result.lines if (ln.fill or 0.0) > PRINT_FILL_MAX))
+        # Only lines centred in the run's rows: the margin may reach the lines of another zone.
+        inside = tuple(ln for ln in result.lines if ln.box is None or lo <= top + ln.box.y + ln.box.h / 2 < hi)
+        result = replace(result, lines=inside)
         if len(comparable(result.text)) >= 2 and result.confidence >= 0.8:
             hits += 1
     return hits >= min(2, len(set(picks)))
+
+
+#: A run of voted rows taller than this many subtitle lines holds picture detail too (shaking or panning
+#: pictures vote on every row): OCR tells which of its rows hold the subtitle lines.
+TALL_RUN_LINES = 2.5
+
+
+def _tall(run: tuple[int, int], found: list[tuple[int, int, float]]) -> bool:
+    lo, hi = run
+    inside = [(y1 - y0, w) for y0, y1, w in found if y0 < hi and y1 > lo]
+    return bool(inside) and hi - lo > TALL_RUN_LINES * _weighted_median(inside)
+
+
+def _subtitle_rows(
+    ocr: Any,
+    run: tuple[int, int],
+    images: list[np.ndarray],
+    sampled: list[tuple[np.ndarray, list[TextLine]]],
+    tries: int = 6,
+) -> tuple[int, int]:
+    """The rows of ``run`` where OCR reads centred lines of text (subtitle lines) in at least two of a few
+    samples spread over the video: the run shrunk to them, or the run as it is when OCR finds none there.
+    Lines of dark print (vidocr.layout.glyph_fill) do not count once light, outlined lines were read."""
+    from vidocr.engines.rapid import read_band
+    from vidocr.layout import PRINT_FILL_MAX, with_fill
+    from vidocr.textnorm import comparable
+
+    lo, hi = run
+    candidates = [i for i, (_, lines) in enumerate(sampled) if any(ln.y0 < hi and ln.y1 > lo for ln in lines)]
+    if not candidates:
+        return run
+    count = min(tries, len(candidates))
+    picks = dict.fromkeys(candidates[round(k * (len(candidates) - 1) / max(1, count - 1))] for k in range(count))
+    rows: list[tuple[int, int, bool]] = []  # (top, bottom, light) of centred lines read, analysis pixels
+    seen = 0
+    for i in picks:
+        crop = np.ascontiguousarray(images[i][lo:hi])
+        result = with_fill(read_band(ocr, cv2.cvtColor(crop, cv2.COLOR_GRAY2BGR)), crop)
+        mid = crop.shape[1] / 2
+        found = False
+        for ln in result.lines:
+            box = ln.box
+            if box is None or ln.confidence < 0.8 or len(comparable(ln.text)) < 2:
+                continue
+            if abs(box.x + box.w / 2 - mid) > 0.05 * crop.shape[1] + 0.15 * box.h:
+                continue  # off-centre: a sign, picture detail
+            rows.append((lo + box.y, lo + box.y + box.h, (ln.fill or 0.0) > PRINT_FILL_MAX))
+            found = True
+        seen += found
+    if any(light for _, _, light in rows):
+        rows = [row for row in rows if row[2]]
+    if seen < 2 or not rows:
+        return run
+    return max(lo, min(r[0] for r in rows)), min(hi, max(r[1] for r in rows))
 
 
 def _sample_mask(image: np.ndarray, scale: float) -> tuple[np.ndarray, list[TextLine]]:
