@@ -1,5 +1,6 @@
-"""A book page in the picture, printed text filling rows away from the subtitles: its rows vote like a second
-subtitle band and OCR reads text there, but it is dark print, not a subtitle zone."""
+"""The zone finder against picture content that votes like subtitles: a book page (rows of dark print away from
+the subtitles: it reads as text, but is no subtitle zone) and a shaking picture full of glyph-like detail (it
+votes on every row: the band must still be the subtitle's rows)."""
 
 from __future__ import annotations
 
@@ -76,3 +77,33 @@ def test_a_book_page_is_no_subtitle_zone(tmp_path: Path) -> None:
     assert zones, "the subtitles' zone is found"
     assert all(zone.box.y >= 450 for zone in zones), [zone.box for zone in zones]
     assert any(zone.box.y <= 640 <= zone.box.y + zone.box.h for zone in zones)
+
+
+def test_a_band_tall_from_picture_detail_shrinks_to_the_subtitle_rows() -> None:
+    # Analysis images (640x360): glyph-like picture detail shakes over rows 150-300, a subtitle sits at 315-338.
+    from vidocr.engines.rapid import build_ocr
+    from vidocr.region import _sample_mask, _subtitle_rows, _tall
+
+    rng = np.random.default_rng(11)
+    images = []
+    for i in range(8):
+        image = np.full((360, 640), 80, np.uint8)
+        for _ in range(60):
+            x, y = int(rng.integers(0, 630)), int(rng.integers(150, 290))
+            cv2.rectangle(image, (x - 1, y - 1), (x + 6, y + 12), 10, -1)
+            cv2.rectangle(image, (x, y), (x + 5, y + 11), 235, -1)
+        text = ["Where were you last night?", "Keep your voice down."][i % 2]
+        fill = np.zeros_like(image)
+        (w, _), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_DUPLEX, 0.8, 2)
+        cv2.putText(fill, text, ((640 - w) // 2, 333), cv2.FONT_HERSHEY_DUPLEX, 0.8, 255, 2)
+        image[cv2.dilate(fill, np.ones((5, 5), np.uint8)) > 0] = 0
+        image[fill > 0] = 255
+        images.append(image)
+    sampled = [_sample_mask(image, 1.0) for image in images]
+    found = [(ln.y0, ln.y1, 1.0) for _, lines in sampled for ln in lines]
+    assert _tall((150, 340), found)
+    lo, hi = _subtitle_rows(build_ocr(), (150, 340), images, sampled)
+    assert 305 <= lo <= 318 and 334 <= hi <= 340, (lo, hi)
+    # No centred text read in the rows: the run stays as it is.
+    blank = [np.full((360, 640), 80, np.uint8) for _ in images]
+    assert _subtitle_rows(build_ocr(), (150, 340), blank, sampled) == (150, 340)
