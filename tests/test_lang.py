@@ -71,9 +71,10 @@ def cer(got: str, want: str) -> float:
     return row[len(b)] / max(1, len(b))
 
 
-def render_script(code: str, path: Path, colour: str = "white") -> list[TruthCue]:
+def render_script(code: str, path: Path, colour: str = "white", lines: list[str] | None = None) -> list[TruthCue]:
     """Three cues in the script's font (the synthetic generator draws with one font file: swapped here)."""
-    _, font, lines, _ = SCRIPTS[code]
+    _, font, default_lines, _ = SCRIPTS[code]
+    lines = lines or default_lines
     saved = synth.FONT_PATH
     synth.FONT_PATH = font
     synth._font.cache_clear()
@@ -129,6 +130,18 @@ def test_yellow_subtitles_are_binarised_like_the_text_mask(tmp_path: Path, tesse
     truth = render_script("ru", tmp_path / "yellow.mp4", colour="yellow")
     cues, _ = vidocr.extract(tmp_path / "yellow.mp4", vidocr.ExtractOptions(lang=("ru",)))
     _check("ru", list(cues), truth)
+
+
+@pytest.mark.parametrize("lang", [("ru", "en"), ()], ids=["ru,en", "auto"])
+def test_english_words_in_russian_lines(lang: tuple[str, ...], tmp_path: Path, tesseract: None) -> None:
+    # Russian alone reads "iPhone" as "1РНопе": --lang ru,en and auto (Cyrillic) read with rus+eng.
+    lines = ["Это мой новый iPhone", "Позвони John завтра", "Смотри на YouTube"]
+    truth = render_script("ru", tmp_path / "mixed.mp4", lines=lines)
+    cues = list(vidocr.extract(tmp_path / "mixed.mp4", vidocr.ExtractOptions(lang=lang))[0])
+    assert [(c.start_ms, c.end_ms) for c in cues] == [(t.start_ms, t.end_ms) for t in truth], [c.text for c in cues]
+    chars = sum(len("".join(t.split())) for t in lines)
+    errors = sum(cer(c.text, t) * len("".join(t.split())) for c, t in zip(cues, lines, strict=True))
+    assert errors / chars <= 0.05, [c.text for c in cues]
 
 
 @pytest.fixture
