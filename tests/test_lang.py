@@ -132,9 +132,9 @@ def test_yellow_subtitles_are_binarised_like_the_text_mask(tmp_path: Path, tesse
     _check("ru", list(cues), truth)
 
 
-@pytest.mark.parametrize("lang", [("ru", "en"), ()], ids=["ru,en", "auto"])
+@pytest.mark.parametrize("lang", [("ru",), ("ru", "en"), ()], ids=["ru", "ru,en", "auto"])
 def test_english_words_in_russian_lines(lang: tuple[str, ...], tmp_path: Path, tesseract: None) -> None:
-    # Russian alone reads "iPhone" as "1РНопе": --lang ru,en and auto (Cyrillic) read with rus+eng.
+    # Tesseract's rus alone reads "iPhone" as "1РНопе": Russian is read with rus+eng, with --lang and auto.
     lines = ["Это мой новый iPhone", "Позвони John завтра", "Смотри на YouTube"]
     truth = render_script("ru", tmp_path / "mixed.mp4", lines=lines)
     cues = list(vidocr.extract(tmp_path / "mixed.mp4", vidocr.ExtractOptions(lang=lang))[0])

@@ -389,8 +389,9 @@ class RapidOcrEngine:
         self._tesseract: TesseractReader | None = None
         self._chooser: ScriptChooser | None = None
         packs = tesseract_packs(self.langs)
-        if packs and set(self.langs) & {"en", "eng", "english", "latin"} and "eng" in installed_packs():
-            packs.append("eng")  # English words among Korean or Russian lines (Tesseract's "kor+eng")
+        english = set(self.langs) & {"en", "eng", "english", "latin"} or set(packs) & _WITH_ENGLISH
+        if packs and english and "eng" in installed_packs():
+            packs.append("eng")  # English words among the lines (Tesseract's "rus+eng"), as auto reads Russian
         if packs:
             from vidocr.engines.tesseract import TesseractReader
 
