@@ -340,7 +340,7 @@ class ScriptChooser:
         if not missing:
             return f"{what}; installed Tesseract packs that did not read them: {', '.join(self.packs())}"
         how = ", ".join(f"{apt_package(s.pack)} ({s.name})" for s in missing)
-        need = "" if self.packs() else "pip install 'vidocr[tesseract]' and "
+        need = "pip install 'vidocr[tesseract]' and " if importlib.util.find_spec("tesserocr") is None else ""
         return f"{what}: {need}apt-get install the language pack of their script: {how}; then --lang or auto"
 
     def close(self) -> None:
