@@ -169,3 +169,19 @@ def test_zones_of_one_video_share_what_its_subtitles_look_like() -> None:
         bottom.filter(said)
     assert middle.filter(printed).text == ""
     assert SubtitleLayout(WIDTH).filter(printed).text == "the train leaves"  # another video: nothing known
+
+
+def test_a_centred_subtitle_stays_centred_when_its_box_takes_in_picture_detail_beside_it() -> None:
+    # The detector's box runs on over a bright blob right of the text; the drawn glyphs are centred.
+    background = np.full((160, WIDTH), 60, np.uint8)
+    image, box = _subtitle(background, "Where were you last night?")
+    cv2.rectangle(image, (box.x + box.w, box.y), (box.x + box.w + 60, box.y + box.h), (230, 230, 230), -1)
+    wide = Box(box.x, box.y, box.w + 60, box.h)
+    line = with_fill(OcrResult((OcrLine("Where were you last night?", 0.9, wide),)), image).lines[0]
+    layout = SubtitleLayout(WIDTH)
+    assert not layout.centred(wide)  # by its box alone, off-centre
+    assert line.ink is not None and layout.centred(wide, line.ink)
+    for _ in range(CENTRED_EVIDENCE + 1):
+        assert layout.filter(OcrResult((line,))).text == "Where were you last night?"
+    moved = OcrResult((line,)).shifted(5, 7).lines[0]  # into band coordinates: the ink moves with the box
+    assert moved.ink == (line.ink[0] + 5, line.ink[1] + 5)

@@ -75,8 +75,10 @@ class SubtitleLayout:
         self.glyphs = glyphs or GlyphEvidence()
         self.dropped = 0
 
-    def centred(self, box: Box) -> bool:
-        centre = box.x + box.w / 2
+    def centred(self, box: Box, ink: tuple[int, int] | None = None) -> bool:
+        """Whether a line's text is centred: its ink columns when known (the detector's box may take in picture
+        detail beside the text), else its box."""
+        centre = (ink[0] + ink[1]) / 2 if ink is not None else box.x + box.w / 2
         return abs(centre - self.width / 2) <= CENTRE_TOLERANCE * self.width + 0.15 * box.h
 
     def _height_fits(self, box: Box) -> bool:
@@ -99,7 +101,7 @@ class SubtitleLayout:
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
         lines = result.lines
-        anchors = [ln for ln in lines if self.centred(_box(ln)) and self._height_fits(_box(ln))]
+        anchors = [ln for ln in lines if self.centred(_box(ln), ln.ink) and self._height_fits(_box(ln))]
         if anchors:
             kept = tuple(ln for ln in lines if ln in anchors or self._aligned(ln, anchors))
         elif self._proven_centred():
@@ -148,16 +150,23 @@ def glyph_fill(image: np.ndarray, box: Box) -> float | None:
     strongest colour channel (red or blue glyphs are dark in luma), the larger kept. None when the line has
     no light glyph pixels (dark text: not judged). ``image`` is BGR or grey, ``box`` in its pixels.
     """
+    measured = measure_line(image, box)
+    return None if measured is None else measured[0]
+
+
+def measure_line(image: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | None:
+    """The line's :func:`glyph_fill`, and the columns its closed glyphs span (where the text is drawn, in
+    ``image``'s pixels: the detector's box may take in picture detail beside it); None when not judged."""
     if image.ndim == 2:
         return _fill(image, box)
     # Luma, and the strongest colour channel for coloured glyphs (the text mask's brightness): a red or blue
     # fill is dark in luma. Print is dark ink on light paper in both.
     fills = [_fill(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), box), _fill(image.max(axis=2), box)]
     known = [f for f in fills if f is not None]
-    return max(known) if known else None
+    return max(known, key=lambda f: f[0]) if known else None
 
 
-def _fill(grey: np.ndarray, box: Box) -> float | None:
+def _fill(grey: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | None:
     pad = max(3, box.h // 3)
     y0, y1 = max(0, box.y - pad), min(grey.shape[0], box.y + box.h + pad)
     x0, x1 = max(0, box.x - pad), min(grey.shape[1], box.x + box.w + pad)
@@ -169,26 +178,43 @@ def _fill(grey: np.ndarray, box: Box) -> float | None:
     glyph = (region >= _BRIGHT_MIN) & (cv2.subtract(region, rim) >= _RIM_STEP)
     if not glyph.any():
         return None
-    wide = _closed_share(region, glyph, float(np.median(region[glyph])) - 30, box)
     brightest = glyph & (region >= float(np.percentile(region[glyph], 95)) - 25)
-    return max(wide, _closed_share(region, brightest, float(np.median(region[brightest])) - 15, box))
+    best = max(
+        _closed_glyphs(region, glyph, float(np.median(region[glyph])) - 30, box),
+        _closed_glyphs(region, brightest, float(np.median(region[brightest])) - 15, box),
+        key=lambda found: found[0],
+    )
+    share, closed = best
+    cols = np.flatnonzero(closed.any(axis=0))
+    if cols.size < 2:
+        return share, None
+    return share, (x0 + int(np.percentile(cols, 1)), x0 + int(np.percentile(cols, 99)) + 1)
 
 
-def _closed_share(region: np.ndarray, glyph: np.ndarray, cut: float, box: Box) -> float:
-    """The share of ``glyph`` pixels in regions lighter than ``cut`` that are closed: they do not reach the
-    region's edge and fit in the line's box (a light box behind dark text is closed too, but wider)."""
+def _closed_glyphs(region: np.ndarray, glyph: np.ndarray, cut: float, box: Box) -> tuple[float, np.ndarray]:
+    """The share of ``glyph`` pixels in regions lighter than ``cut`` that are closed (they do not reach the
+    region's edge and fit in the line's box: a light box behind dark text is closed too, but wider), and
+    those pixels."""
     light = (region > cut).view(np.uint8)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=4)
     height, width = region.shape
     x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
     open_ = (x == 0) | (y == 0) | (x + w >= width) | (y + h >= height) | (w > box.w) | (h > box.h)
     open_[0] = True
-    return float(np.count_nonzero(glyph & ~open_[labels])) / max(1, int(np.count_nonzero(glyph)))
+    closed: np.ndarray = glyph & ~open_[labels]
+    return float(np.count_nonzero(closed)) / max(1, int(np.count_nonzero(glyph))), closed
 
 
 def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:
-    """``result`` with the :func:`glyph_fill` of each boxed line measured on ``image`` (the crop it was read from)."""
+    """``result`` with each boxed line's glyph fill and ink columns (:func:`measure_line`) measured on ``image``
+    (the crop it was read from)."""
     if not any(ln.box is not None for ln in result.lines):
         return result
-    lines = tuple(replace(ln, fill=glyph_fill(image, ln.box)) if ln.box is not None else ln for ln in result.lines)
-    return replace(result, lines=lines)
+    lines = []
+    for ln in result.lines:
+        measured = measure_line(image, ln.box) if ln.box is not None else None
+        if measured is not None:
+            share, ink = measured
+            ln = replace(ln, fill=share, ink=ink if share > PRINT_FILL_MAX else None)
+        lines.append(ln)
+    return replace(result, lines=tuple(lines))

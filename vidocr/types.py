@@ -64,6 +64,8 @@ class OcrLine:
     #: How much the line's light pixels look like outlined subtitle glyphs rather than print on a page
     #: (:func:`vidocr.layout.glyph_fill`); None when not measured.
     fill: float | None = None
+    #: The columns (first, end) of the line's drawn glyphs, in ``box``'s coordinates, when measured.
+    ink: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,13 @@ class OcrResult:
         if not dx and not dy:
             return self
         lines = tuple(
-            replace(ln, box=Box(ln.box.x + dx, ln.box.y + dy, ln.box.w, ln.box.h)) if ln.box else ln
+            replace(
+                ln,
+                box=Box(ln.box.x + dx, ln.box.y + dy, ln.box.w, ln.box.h),
+                ink=(ln.ink[0] + dx, ln.ink[1] + dx) if ln.ink else None,
+            )
+            if ln.box
+            else ln
             for ln in self.lines
         )
         return replace(self, lines=lines)
