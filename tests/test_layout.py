@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 
@@ -185,3 +187,17 @@ def test_a_centred_subtitle_stays_centred_when_its_box_takes_in_picture_detail_b
         assert layout.filter(OcrResult((line,))).text == "Where were you last night?"
     moved = OcrResult((line,)).shifted(5, 7).lines[0]  # into band coordinates: the ink moves with the box
     assert moved.ink == (line.ink[0] + 5, line.ink[1] + 5)
+
+
+def test_text_that_moves_sideways_between_reads_is_picture_text() -> None:
+    # A sign panning past: its text is read again further along; the subtitle stays where it was drawn.
+    layout = SubtitleLayout(WIDTH)
+    for step in range(4):
+        sign = _centred("CITY LIBRARY", 300, h=40, y=20)
+        sign = replace(sign, box=Box(sign.box.x + 24 * step, 20, 300, 40)) if sign.box else sign
+        read = layout.filter(OcrResult((sign, _centred("Where were you last night?", 600))))
+        expected = "CITY LIBRARY\nWhere were you last night?" if step == 0 else "Where were you last night?"
+        assert read.text == expected, step
+    # The same subtitle line again later, one line higher (the upper line of a two-line cue): not moved.
+    again = _centred("Where were you last night?", 600, y=40)
+    assert layout.filter(OcrResult((again,))).text == "Where were you last night?"

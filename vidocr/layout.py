@@ -24,12 +24,13 @@ only once the zone has shown light-glyph subtitles (LIGHT_EVIDENCE lines); then 
 from __future__ import annotations
 
 import statistics
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
+from vidocr.textnorm import comparable
 from vidocr.types import Box, OcrLine, OcrResult
 
 #: A centred line's centre lies within this share of the band width (plus a share of its height, for
@@ -47,6 +48,9 @@ CENTRED_SHARE = 0.8
 #: labels 0.00-0.13, subtitles 0.27-1.00 in every style (outline, shadow only, boxes, pale, 360p CJK); a
 #: subtitle glued to print in one OCR box 0.13-0.27.
 PRINT_FILL_MAX = 0.18
+#: Text drawn further sideways than this share of its line height from where the same text was read before has
+#: moved: picture text (OCR boxes of a still line vary by a few pixels).
+MOVED = 0.25
 #: Lines with glyph fill above PRINT_FILL_MAX a zone must have read before it drops print (until then, and in
 #: zones whose subtitles are dark text on a light box, such lines are kept).
 LIGHT_EVIDENCE = 3
@@ -73,6 +77,9 @@ class SubtitleLayout:
         #: Lines read with light, outlined glyphs (see glyph_fill), shared by the zones of a video: a zone over a
         #: book page may see none of the video's subtitles.
         self.glyphs = glyphs or GlyphEvidence()
+        #: Where each recent text was drawn (centre column), and the texts seen to move sideways.
+        self._columns: OrderedDict[str, float] = OrderedDict()
+        self._moving: set[str] = set()
         self.dropped = 0
 
     def centred(self, box: Box, ink: tuple[int, int] | None = None) -> bool:
@@ -100,7 +107,7 @@ class SubtitleLayout:
             result = replace(result, lines=tuple(ln for ln in result.lines if ln not in printed))
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
-        lines = result.lines
+        lines = self._still(result.lines)
         anchors = [ln for ln in lines if self.centred(_box(ln), ln.ink) and self._height_fits(_box(ln))]
         if anchors:
             kept = tuple(ln for ln in lines if ln in anchors or self._aligned(ln, anchors))
@@ -111,10 +118,27 @@ class SubtitleLayout:
         if any(ln.text.strip() for ln in lines):
             self._centred.append(bool(anchors))
         self._heights.extend(_box(ln).h for ln in anchors)
-        if len(kept) == len(lines):
+        if len(kept) == len(result.lines):
             return result
-        self.dropped += len(lines) - len(kept)
+        self.dropped += len(result.lines) - len(kept)
         return replace(result, lines=kept)
+
+    def _still(self, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
+        """``lines`` without text that moved sideways since an earlier read of the same text: a renderer draws
+        a subtitle line where it drew it before; signs and pages move with the camera."""
+        for ln in lines:
+            key = comparable(ln.text)
+            if len(key) < 2:
+                continue
+            box = _box(ln)
+            column = (ln.ink[0] + ln.ink[1]) / 2 if ln.ink is not None else box.x + box.w / 2
+            before = self._columns.pop(key, None)
+            if before is not None and abs(column - before) > MOVED * box.h:
+                self._moving.add(key)
+            self._columns[key] = column
+            while len(self._columns) > 256:
+                self._columns.popitem(last=False)
+        return tuple(ln for ln in lines if comparable(ln.text) not in self._moving)
 
     def _aligned(self, line: OcrLine, anchors: list[OcrLine]) -> bool:
         """A line of a left- or right-aligned block whose longest line is centred, at the same size."""
