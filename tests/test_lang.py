@@ -157,14 +157,19 @@ def only_english_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tesseract
     return folder
 
 
+@pytest.mark.parametrize("code", list(SCRIPTS))
 def test_auto_warns_once_naming_the_package_when_no_pack_reads_the_script(
-    videos: dict, only_english_pack: Path, caplog: pytest.LogCaptureFixture
+    code: str, videos: dict, only_english_pack: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path, _ = videos["ko"]
+    path, _ = videos[code]
     cues = list(vidocr.extract(path, vidocr.ExtractOptions())[0])
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "apt-get install" in warnings[0] and "tesseract-ocr-kor" in warnings[0], warnings
+    package = f"tesseract-ocr-{SCRIPTS[code][0]}"
+    assert len(warnings) == 1 and "apt-get install" in warnings[0] and package in warnings[0], warnings
     assert str(path) in warnings[0] and "pip install" not in warnings[0]  # tesserocr is there, the pack is not
+    if code == "ru":  # Tesseract's script detection is sure of Cyrillic (of the others, not on three lines)
+        assert "look like Cyrillic script: apt-get install tesseract-ocr-rus;" in warnings[0], warnings
+        assert "tesseract-ocr-kor" not in warnings[0]
     # No look-alike garbage in its place: what is kept was read surely (PP-OCR reads "?" and the like).
     assert all(main_script(c.text) in (None, "Latin", "CJK") and c.confidence >= 0.9 for c in cues)
     assert len(cues) < 3

@@ -224,6 +224,7 @@ class ScriptChooser:
             self.video = name
             self.votes: Counter[str] = Counter()
             self.decided: str | None = None
+            self.unread: list[np.ndarray] = []  # crops of lines nothing read, for Tesseract's script detection
 
     def packs(self) -> list[str]:
         """Installed packs to probe with (none without tesserocr)."""
@@ -284,6 +285,8 @@ class ScriptChooser:
                 lines.append((box, best[1], text, score, best[2], best[3], crop))
             else:
                 lines.append((box, "none", text, score, "", 0.0, crop))
+                if len(self.unread) < 8:
+                    self.unread.append(crop)
         self._vote([line[1] for line in lines])
         leader = self.decided or self._leader()
         pieces = []
@@ -339,6 +342,11 @@ class ScriptChooser:
                "unsure lines dropped)"
         if not missing:
             return f"{what}; installed Tesseract packs that did not read them: {', '.join(self.packs())}"
+        guess = _osd_script(self.unread)
+        named = [s for s in missing if s.name == guess]
+        if named:
+            pack = apt_package(named[0].pack)
+            return f"{what}; they look like {guess} script: apt-get install {pack}; then --lang or auto"
         how = ", ".join(f"{apt_package(s.pack)} ({s.name})" for s in missing)
         need = "pip install 'vidocr[tesseract]' and " if importlib.util.find_spec("tesserocr") is None else ""
         return f"{what}: {need}apt-get install the language pack of their script: {how}; then --lang or auto"
@@ -348,6 +356,44 @@ class ScriptChooser:
             readers, self._readers = list(self._readers.values()), {}
         for reader in readers:
             reader.close()
+
+
+#: Tesseract's OSD script names -> ours.
+_OSD_SCRIPTS = {"Cyrillic": "Cyrillic", "Arabic": "Arabic", "Thai": "Thai", "Devanagari": "Devanagari",
+                "Hangul": "Hangul", "Korean": "Hangul", "Hebrew": "Hebrew", "Greek": "Greek", "Bengali": "Bengali",
+                "Tamil": "Tamil"}
+#: OSD's script confidence needed to name the script (measured on 6 stacked subtitle lines: Cyrillic 3-22,
+#: Arabic 30-63, Thai 63-153; Hangul 0.4-1.1, often called Japanese, so not named).
+OSD_MIN_CONF = 2.0
+
+
+def _osd_script(crops: list[np.ndarray]) -> str | None:
+    """The script Tesseract's orientation and script detection sees in lines stacked into one image, when it
+    is sure (one line alone is rarely enough); None without tesserocr or its osd pack."""
+    if not crops or importlib.util.find_spec("tesserocr") is None or "osd" not in installed_packs():
+        return None
+    import tesserocr
+    from PIL import Image
+
+    from vidocr.engines.tesseract import glyph_image
+    from vidocr.langs import tessdata_dir
+
+    images = [g for g in (glyph_image(c) for c in crops) if g is not None]
+    if not images:
+        return None
+    width = max(g.shape[1] for g in images)
+    stacked = np.vstack([np.pad(g, ((4, 4), (0, width - g.shape[1])), constant_values=255) for g in images])
+    api = tesserocr.PyTessBaseAPI(path=str(tessdata_dir()), lang="osd", psm=tesserocr.PSM.OSD_ONLY)
+    try:
+        api.SetImage(Image.fromarray(stacked))
+        found = api.DetectOrientationScript()
+    except RuntimeError:
+        return None
+    finally:
+        api.End()
+    if not found or found.get("script_conf", 0.0) < OSD_MIN_CONF:
+        return None
+    return _OSD_SCRIPTS.get(str(found.get("script_name")))
 
 
 def _script_of_pack(pack: str) -> str:
