@@ -194,7 +194,7 @@ def test_text_that_moves_sideways_between_reads_is_picture_text() -> None:
     layout = SubtitleLayout(WIDTH)
     for step in range(4):
         sign = _centred("CITY LIBRARY", 300, h=40, y=20)
-        sign = replace(sign, box=Box(sign.box.x + 24 * step, 20, 300, 40)) if sign.box else sign
+        sign = replace(sign, box=Box(sign.box.x + 40 * step, 20, 300, 40)) if sign.box else sign
         read = layout.filter(OcrResult((sign, _centred("Where were you last night?", 600))))
         expected = "CITY LIBRARY\nWhere were you last night?" if step == 0 else "Where were you last night?"
         assert read.text == expected, step

@@ -48,9 +48,11 @@ CENTRED_SHARE = 0.8
 #: labels 0.00-0.13, subtitles 0.27-1.00 in every style (outline, shadow only, boxes, pale, 360p CJK); a
 #: subtitle glued to print in one OCR box 0.13-0.27.
 PRINT_FILL_MAX = 0.18
-#: Text drawn further sideways than this share of its line height from where the same text was read before has
-#: moved: picture text (OCR boxes of a still line vary by a few pixels).
+#: Text drawn further sideways than this share of its line height, and of the band's width, from where the same
+#: text was read before has moved: picture text (where a still line is measured varies by a few pixels: its
+#: box may take in picture detail, a short coloured line's glyphs may be measured or not).
 MOVED = 0.25
+MOVED_WIDTH = 0.02
 #: Lines with glyph fill above PRINT_FILL_MAX a zone must have read before it drops print (until then, and in
 #: zones whose subtitles are dark text on a light box, such lines are kept).
 LIGHT_EVIDENCE = 3
@@ -133,7 +135,7 @@ class SubtitleLayout:
             box = _box(ln)
             column = (ln.ink[0] + ln.ink[1]) / 2 if ln.ink is not None else box.x + box.w / 2
             before = self._columns.pop(key, None)
-            if before is not None and abs(column - before) > MOVED * box.h:
+            if before is not None and abs(column - before) > max(MOVED * box.h, MOVED_WIDTH * self.width):
                 self._moving.add(key)
             self._columns[key] = column
             while len(self._columns) > 256:
