@@ -483,7 +483,9 @@ class RapidOcrEngine:
         def again(ocr: PpOcr, pair: tuple[np.ndarray, OcrResult]) -> OcrResult:
             image, prior = pair
             if self._chooser is not None and self._chooser.decided is None:
-                return self._read(ocr, image)
+                # Before the script is decided, a line PP-OCR reads back the same from its boxes is confirmed
+                # as usual (a line in another script does not read back: it gets a full read, which votes).
+                return reread_band(ocr, image, prior) or self._read(ocr, image)
             return reread_band(ocr, image, prior, self._reader()) or self._read(ocr, image)
 
         return self._each(task, list(zip(images, priors, strict=True)), again)
