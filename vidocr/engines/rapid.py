@@ -179,7 +179,7 @@ def group_lines(pieces: list[tuple[float, float, float, float, str, float]], rtl
     return lines
 
 #: A PP-OCR line at least this sure, without look-alike signs, is in a script PP-OCR reads.
-SURE_SCORE = 0.9
+SURE_SCORE = 0.8
 #: A probe reading at least this sure (calibrated), in the pack's own script, names the script.
 PROBE_CONF = 0.8
 #: ...with at least this share of its characters letters of the pack's own script.
