@@ -38,7 +38,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event: Any = self.peek_event()  # type: ignore[no-untyped-call]  # PyYAML ships no types
             raise yaml.composer.ComposerError(
                 None, None, "YAML aliases (*name) are not allowed in a config file", event.start_mark
             )

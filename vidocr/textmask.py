@@ -45,7 +45,8 @@ def _colour_lift() -> np.ndarray:
     cb = np.arange(256, dtype=np.float32)[:, None] - 128.0
     cr = np.arange(256, dtype=np.float32)[None, :] - 128.0
     lift = np.maximum(np.maximum(1.402 * cr, -0.344136 * cb - 0.714136 * cr), 1.772 * cb)
-    return np.clip(np.rint(lift), 0, 255).astype(np.uint8).reshape(-1)
+    table: np.ndarray = np.clip(np.rint(lift), 0, 255).astype(np.uint8).reshape(-1)
+    return table
 
 
 _LIFT = _colour_lift()

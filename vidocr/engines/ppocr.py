@@ -303,7 +303,8 @@ def _sorted_boxes(boxes: np.ndarray) -> np.ndarray:
     y_order = np.argsort(boxes[:, 0, 1], kind="stable")
     boxes = boxes[y_order]
     lines = np.concatenate([[0], np.cumsum(np.diff(boxes[:, 0, 1]) >= 10)])
-    return boxes[np.lexsort((boxes[:, 0, 0], lines))]
+    ordered: np.ndarray = boxes[np.lexsort((boxes[:, 0, 0], lines))]
+    return ordered
 
 
 def _crop_quad(img: np.ndarray, points: np.ndarray) -> np.ndarray:
