@@ -230,3 +230,14 @@ def test_glyph_image_keeps_outlined_glyphs_not_the_picture() -> None:
 def _no_leak() -> Iterator[None]:
     yield
     assert synth.FONT_PATH.name == "NotoSansSC-Subset.otf"
+
+
+def test_tesseract_leaves_no_thread_limit_to_later_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OMP_THREAD_LIMIT=1 is for libtesseract only: left in os.environ it reached vLLM's CPU engine processes
+    # started later (tests/test_vllm_fix.py read NaN logits after this file's tests had run).
+    pytest.importorskip("tesserocr")
+    from vidocr.engines.tesseract import load_tesserocr
+
+    monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    load_tesserocr()
+    assert "OMP_THREAD_LIMIT" not in os.environ

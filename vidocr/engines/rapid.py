@@ -372,10 +372,11 @@ def _osd_script(crops: list[np.ndarray]) -> str | None:
     is sure (one line alone is rarely enough); None without tesserocr or its osd pack."""
     if not crops or importlib.util.find_spec("tesserocr") is None or "osd" not in installed_packs():
         return None
-    import tesserocr
     from PIL import Image
 
-    from vidocr.engines.tesseract import glyph_image
+    from vidocr.engines.tesseract import glyph_image, load_tesserocr
+
+    tesserocr = load_tesserocr()
     from vidocr.langs import tessdata_dir
 
     images = [g for g in (glyph_image(c) for c in crops) if g is not None]

@@ -27,7 +27,20 @@ from vidocr.errors import EngineError, EngineUnavailable
 from vidocr.langs import RTL, SCRIPTS, UNSPACED, apt_package, installed_packs, main_script, tessdata_dir
 from vidocr.textmask import BRIGHT_MIN, edge_mask
 
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # parallelism comes from our threads, as with ONNX Runtime
+
+def load_tesserocr() -> Any:
+    """tesserocr, with its OpenMP limited to one thread (parallelism comes from our threads, as with ONNX
+    Runtime). OMP_THREAD_LIMIT is read when the library loads; it is set for the import only: left in the
+    environment it reaches every process started later, and vLLM's CPU engine computes wrong logits under it."""
+    saved = os.environ.get("OMP_THREAD_LIMIT")
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    try:
+        import tesserocr
+
+        return tesserocr
+    finally:
+        if saved is None:
+            os.environ.pop("OMP_THREAD_LIMIT", None)
 
 _BIDI_MARKS = str.maketrans("", "", "\u200e\u200f\u202a\u202b\u202c")
 
@@ -108,7 +121,7 @@ class TesseractReader:
 
     def __init__(self, lang: str, folder: Path | None = None) -> None:
         try:
-            import tesserocr
+            tesserocr = load_tesserocr()
         except ImportError as exc:
             raise EngineUnavailable("Tesseract is not installed: pip install 'vidocr[tesseract]'") from exc
         self._tesserocr: Any = tesserocr
