@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from support import synth  # noqa: E402
+from support.metrics import edit_distance  # noqa: E402
 from support.synth import SynthCue, SynthSpec, TruthCue, render_video  # noqa: E402
 
 import vidocr  # noqa: E402
@@ -59,14 +60,10 @@ PACKS = {"ko": "kor", "ru": "rus", "ar": "ara", "th": "tha", "hi": "hin"}
 
 
 def edits(got: str, want: str) -> int:
+    """Levenshtein distance on NFKC text without whitespace."""
     a = "".join(unicodedata.normalize("NFKC", got).split())
     b = "".join(unicodedata.normalize("NFKC", want).split())
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[:], i
-        for j, cb in enumerate(b, 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-    return row[len(b)]
+    return edit_distance(a, b)
 
 
 def render(font: Path, lines: list[str], path: Path, seed: int) -> list[TruthCue]:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,16 @@ REAL = Path(os.environ.get("VIDOCR_REAL_DATA", ROOT.parent / "shared" / "data" /
 @pytest.fixture(scope="session")
 def samples() -> Path:
     return SAMPLES
+
+
+@pytest.fixture()
+def two_videos(tmp_path: Path, samples: Path) -> list[str]:
+    """Two sample videos copied into the test's folder (a batch of two)."""
+    paths = []
+    for name in ("short_cue.mp4", "repeat_gap.mp4"):
+        shutil.copy(samples / name, tmp_path / name)
+        paths.append(str(tmp_path / name))
+    return paths
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,15 +53,6 @@ def screen(raw: str) -> list[str]:
 def statuses(raw: str) -> list[str]:
     """Every status line drawn, in order."""
     return [part.split("\x1b[K")[0] for part in raw.split("\r")[1:] if part and not part.startswith("\x1b[K")]
-
-
-@pytest.fixture()
-def two_videos(tmp_path: Path, samples: Path) -> list[str]:
-    paths = []
-    for name in ("short_cue.mp4", "repeat_gap.mp4"):
-        shutil.copy(samples / name, tmp_path / name)
-        paths.append(str(tmp_path / name))
-    return paths
 
 
 def on_terminal(monkeypatch: pytest.MonkeyPatch) -> FakeTerminal:

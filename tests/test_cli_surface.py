@@ -29,15 +29,6 @@ def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("error:")]
 
 
-@pytest.fixture()
-def two_videos(tmp_path: Path, samples: Path) -> list[str]:
-    paths = []
-    for name in ("short_cue.mp4", "repeat_gap.mp4"):
-        shutil.copy(samples / name, tmp_path / name)
-        paths.append(str(tmp_path / name))
-    return paths
-
-
 # --- options checked once, before any work ----------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support import synth
+from support.metrics import edit_distance
 from support.synth import SynthCue, SynthSpec, TruthCue, render_video
 
 import vidocr
@@ -63,12 +64,7 @@ def cer(got: str, want: str) -> float:
     """Levenshtein distance over the truth's length, on NFKC text without whitespace."""
     a = "".join(unicodedata.normalize("NFKC", got).split())
     b = "".join(unicodedata.normalize("NFKC", want).split())
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[:], i
-        for j, cb in enumerate(b, 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-    return row[len(b)] / max(1, len(b))
+    return edit_distance(a, b) / max(1, len(b))
 
 
 def render_script(code: str, path: Path, colour: str = "white", lines: list[str] | None = None) -> list[TruthCue]:

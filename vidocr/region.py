@@ -240,14 +240,12 @@ def _reads_as_text(
     from vidocr.textnorm import comparable
 
     lo, hi = run
-    candidates = [i for i, (_, lines) in enumerate(sampled) if any(ln.y0 < hi and ln.y1 > lo for ln in lines)]
-    if not candidates:
+    picks = _spread(run, sampled, tries)
+    if not picks:
         return False
-    count = min(tries, len(candidates))
-    picks = [candidates[round(k * (len(candidates) - 1) / max(1, count - 1))] for k in range(count)]
     margin = max(4, (hi - lo) // 2)
     hits = 0
-    for i in dict.fromkeys(picks):
+    for i in picks:
         top = max(0, lo - margin)
         crop = images[i][top : hi + margin]
         result = read_band(ocr, cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
@@ -259,7 +257,17 @@ def _reads_as_text(
         result = replace(result, lines=inside)
         if len(comparable(result.text)) >= 2 and result.confidence >= 0.8:
             hits += 1
-    return hits >= min(2, len(set(picks)))
+    return hits >= min(2, len(picks))
+
+
+def _spread(run: tuple[int, int], sampled: list[tuple[np.ndarray, list[TextLine]]], tries: int) -> list[int]:
+    """Up to ``tries`` samples with text lines in ``run``'s rows, spread evenly over them (indices, in order)."""
+    lo, hi = run
+    candidates = [i for i, (_, lines) in enumerate(sampled) if any(ln.y0 < hi and ln.y1 > lo for ln in lines)]
+    if not candidates:
+        return []
+    count = min(tries, len(candidates))
+    return list(dict.fromkeys(candidates[round(k * (len(candidates) - 1) / max(1, count - 1))] for k in range(count)))
 
 
 #: A run of voted rows taller than this many subtitle lines holds picture detail too (shaking or panning
@@ -268,9 +276,15 @@ TALL_RUN_LINES = 2.5
 
 
 def _tall(run: tuple[int, int], found: list[tuple[int, int, float]]) -> bool:
+    line_h = _line_height(run, found)
+    return line_h is not None and run[1] - run[0] > TALL_RUN_LINES * line_h
+
+
+def _line_height(run: tuple[int, int], found: list[tuple[int, int, float]]) -> int | None:
+    """The subtitle's line height in ``run``: the typical height of the lines that voted for its rows."""
     lo, hi = run
     inside = [(y1 - y0, w) for y0, y1, w in found if y0 < hi and y1 > lo]
-    return bool(inside) and hi - lo > TALL_RUN_LINES * _weighted_median(inside)
+    return _weighted_median(inside) if inside else None
 
 
 def _subtitle_rows(
@@ -288,11 +302,7 @@ def _subtitle_rows(
     from vidocr.textnorm import comparable
 
     lo, hi = run
-    candidates = [i for i, (_, lines) in enumerate(sampled) if any(ln.y0 < hi and ln.y1 > lo for ln in lines)]
-    if not candidates:
-        return run
-    count = min(tries, len(candidates))
-    picks = dict.fromkeys(candidates[round(k * (len(candidates) - 1) / max(1, count - 1))] for k in range(count))
+    picks = _spread(run, sampled, tries)
     rows: list[tuple[int, int, bool]] = []  # (top, bottom, light) of centred lines read, analysis pixels
     seen = 0
     for i in picks:
@@ -431,9 +441,7 @@ def _zone(
 ) -> Region:
     lo, hi = run
     rows = round(height * scale)
-    # The subtitle's line height: the typical height of the lines that voted for these rows.
-    inside = [(y1 - y0, w) for y0, y1, w in found if y0 < hi and y1 > lo]
-    line_h = _weighted_median(inside) if inside else hi - lo
+    line_h = _line_height(run, found) or hi - lo
     core = (int(lo / scale), int(np.ceil(hi / scale)))
     centre = (lo + hi) / 2 / max(rows, 1)
     name = name or ("bottom" if centre >= 0.55 else "top" if centre <= 0.4 else "middle")
