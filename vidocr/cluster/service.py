@@ -1,0 +1,83 @@
+"""``vidocr watch --ray``: the watch daemon with its jobs run as Ray tasks, the job queue still the source of truth.
+
+The daemon claims up to the extractor's window of due jobs (each becomes ``running`` in the queue and its attempt
+is counted), submits their videos, and runs each job's usual steps (:class:`~vidocr.daemon.worker.JobRunner`:
+stamp checks, atomic subtitle files, one index transaction, ``done``) on the driver as its video finishes, so
+the driver is the one writer. A killed driver leaves its claimed jobs ``running``; the next start puts them back
+to ``pending`` (:meth:`~vidocr.daemon.jobs.JobQueue.recover`) and runs them again: none is lost, and a job whose
+outputs and rows were written before the kill is rewritten to the same result (both writes are idempotent), never
+stored twice. On SIGTERM the daemon stops claiming, stores what finishes within ``stop_timeout_s`` and gives the
+other jobs back untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from vidocr.cluster.runner import RayExtractor
+from vidocr.daemon import WatchOptions
+from vidocr.daemon.jobs import Job, JobQueue
+from vidocr.daemon.logs import event
+from vidocr.daemon.service import WatchService
+from vidocr.daemon.worker import JobRunner
+
+log = logging.getLogger("vidocr.daemon")
+
+
+class RayWatchService(WatchService):
+    """:class:`~vidocr.daemon.service.WatchService` with the jobs' videos extracted on Ray by ``extractor``."""
+
+    def __init__(self, options: WatchOptions, extractor: RayExtractor) -> None:
+        super().__init__(options, extractor)
+        self.ray = extractor
+        self._status_at = 0.0
+
+    def _loop(self, queue: JobQueue, runner: JobRunner) -> None:
+        ray = self.ray
+        claimed: dict[str, Job] = {}
+        try:
+            while not self._stopping:
+                self._beat = time.monotonic()
+                while len(claimed) < ray.window:
+                    job = queue.claim()
+                    if job is None:
+                        break
+                    claimed[job.path] = job
+                    ray.submit(job.path)
+                if not claimed:
+                    if self.options.once:
+                        return
+                    self._wake.wait(self.options.tick_s * 2)
+                    self._wake.clear()
+                    continue
+                path = ray.wait_one(timeout=self.options.tick_s * 4)
+                if path is None:
+                    continue
+                job = claimed.pop(path)
+                runner.run(job)  # takes the finished result: stamps, outputs, index, done
+                ray.discard(path)  # a job that ended before extracting (file gone, changed) leaves its result
+                self._log_status()
+            self._finish_in_flight(queue, runner, claimed)
+        finally:
+            for job in claimed.values():  # not run: back to pending, this attempt not counted
+                ray.cancel(job.path)
+                queue.release(job)
+
+    def _finish_in_flight(self, queue: JobQueue, runner: JobRunner, claimed: dict[str, Job]) -> None:
+        """Stopping: store the videos that finish within ``stop_timeout_s``; the rest are given back."""
+        deadline = time.monotonic() + self.options.stop_timeout_s
+        while claimed and time.monotonic() < deadline:
+            path = self.ray.wait_one(timeout=max(0.0, deadline - time.monotonic()))
+            if path is None:
+                break
+            runner.run(claimed.pop(path))
+            self.ray.discard(path)
+
+    def _log_status(self) -> None:
+        now = time.monotonic()
+        if now - self._status_at >= 10.0:
+            self._status_at = now
+            event(log, logging.INFO, "ray_status", self.ray.status(), running=self.ray.in_flight,
+                  done=self.ray.counts.done, failed=self.ray.counts.failed,
+                  nodes=dict(self.ray.counts.node_videos))
