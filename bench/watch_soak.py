@@ -78,7 +78,7 @@ def events(log: Path, offset: int = 0) -> list[dict]:
 def start(args: list[str], log: Path) -> tuple[subprocess.Popen[bytes], int]:
     offset = log.stat().st_size if log.exists() else 0
     with log.open("ab") as fh:
-        cmd = [sys.executable, "-m", "vidocr.cli", "watch", "--json", "--workers", "1", *args]
+        cmd = [sys.executable, "-m", "vidocr", "watch", "--json", "--workers", "1", *args]
         return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh), offset
 
 

@@ -186,7 +186,7 @@ def run_mutant(path: Path, mutation: str, out_dir: Path, *, timeout_s: float = 6
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    cmd = [sys.executable, "-m", "vidocr.cli", "extract", str(path), "-o", str(out_dir), "-f", "srt,json",
+    cmd = [sys.executable, "-m", "vidocr", "extract", str(path), "-o", str(out_dir), "-f", "srt,json",
            "--workers", "1"]
     started = time.monotonic()
     try:

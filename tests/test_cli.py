@@ -13,7 +13,8 @@ import pysrt
 import pytest
 from support.synth import read_srt
 
-from vidocr.cli import main, parse_time
+from vidocr._cli import main
+from vidocr._cli.options import parse_time
 
 
 @pytest.fixture()
@@ -157,7 +158,7 @@ def test_parse_time() -> None:
 def test_real_subprocess_run(samples: Path, tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.run(
-        [sys.executable, "-m", "vidocr.cli", "extract", str(samples / "short_cue.mp4"), "-o", str(tmp_path)],
+        [sys.executable, "-m", "vidocr", "extract", str(samples / "short_cue.mp4"), "-o", str(tmp_path)],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
@@ -223,7 +224,7 @@ def test_an_internal_error_on_one_video_does_not_stop_the_batch(  # type: ignore
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_json_to_a_full_stdout_is_one_line(samples: Path, tmp_path: Path) -> None:
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "vidocr.cli", "extract", str(samples / "demo.mp4"), "-o",
+        proc = subprocess.run([sys.executable, "-m", "vidocr", "extract", str(samples / "demo.mp4"), "-o",
                                str(tmp_path), "--json", "-q"], stdout=full, stderr=subprocess.PIPE, text=True,
                               timeout=300)
     assert proc.returncode == 3

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pysrt
 import pytest
 
-from vidocr.cli import main
-from vidocr.console import TABLE_ROWS, Console, FileProgress, summary_table
+from vidocr._cli import main
+from vidocr._cli.console import TABLE_ROWS, Console, FileProgress, summary_table
 from vidocr.pipeline import Progress
 
 

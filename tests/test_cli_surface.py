@@ -14,7 +14,9 @@ import pysrt
 import pytest
 from support.synth import read_srt
 
-from vidocr.cli import EXIT_CODES, build_parser, extract_options_from_args, main
+from vidocr._cli import build_parser, main
+from vidocr._cli.errors import EXIT_CODES
+from vidocr._cli.options import extract_options_from_args
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,7 +128,7 @@ def test_config_format_is_replaced_by_the_command_line(samples: Path, tmp_path: 
     config = tmp_path / "c.yaml"
     config.write_text("extract:\n  format: [srt, json]\n  server: http://a\n")
     parser = build_parser()
-    from vidocr.cli import apply_config
+    from vidocr._cli.config import apply_config
 
     argv = ["extract", "x.mp4", "--config", str(config)]
     apply_config(parser, argv, "extract")
@@ -171,7 +173,7 @@ def test_bad_config_files_are_one_line_exit_2(samples: Path, tmp_path: Path, cap
 
 
 def test_shipped_configs_load_for_their_commands(tmp_path: Path) -> None:
-    from vidocr.cli import apply_config
+    from vidocr._cli.config import apply_config
 
     for argv in (["extract", "x.mp4"], ["index", "build", "lib"], ["index", "status"], ["search", "q"],
                  ["watch"], ["jobs"]):
@@ -186,16 +188,16 @@ def test_shipped_configs_load_for_their_commands(tmp_path: Path) -> None:
 
 
 def _dests(argv: list[str]) -> set[str]:
-    from vidocr.cli import _leaf_parser
+    from vidocr._cli.config import leaf_parser
 
-    parser, _ = _leaf_parser(build_parser(), argv)
+    parser, _ = leaf_parser(build_parser(), argv)
     return {a.dest for a in parser._actions}
 
 
 def test_every_command_that_extracts_takes_every_extract_option() -> None:
     import argparse
 
-    from vidocr.cli import add_extract_options
+    from vidocr._cli.options import add_extract_options
 
     extraction = argparse.ArgumentParser()
     add_extract_options(extraction, outputs=False)
@@ -214,6 +216,36 @@ def test_every_command_that_extracts_takes_every_extract_option() -> None:
     assert parsed[0] == parsed[1] == parsed[2]
     assert parsed[0].start == 60 and parsed[0].end == 90 and parsed[0].detect.sample_fps == 10
     assert parsed[0].keep_static and parsed[0].zones == "top,bottom" and parsed[0].engine_options.workers == 2
+
+
+def test_the_cli_is_a_front_end_that_the_library_never_imports() -> None:
+    """The CLI lives in the private ``vidocr._cli`` package: no library module imports it (``python -m vidocr``
+    aside), and no command module imports another (they share options, config, errors and console only)."""
+    import ast
+
+    from vidocr._cli import COMMANDS
+
+    commands = {command.NAME for command in COMMANDS}
+    assert commands == {"extract", "index", "search", "watch", "jobs"}
+
+    def imported(path: Path) -> set[str]:
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        return names
+
+    package = ROOT / "vidocr"
+    for path in package.rglob("*.py"):
+        names = imported(path)
+        if path.parent.name != "_cli":
+            if path != package / "__main__.py":
+                assert not {n for n in names if n.startswith("vidocr._cli")}, path
+        elif path.stem in commands:
+            others = {f"vidocr._cli.{name}" for name in commands - {path.stem}}
+            assert not names & others, path
 
 
 def test_the_api_key_comes_from_the_environment_through_the_cli_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -358,7 +390,7 @@ def test_readme_documents_the_exit_code_table() -> None:
 
 def test_subprocess_exit_codes_and_file_modes(samples: Path, tmp_path: Path) -> None:
     def vidocr(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "vidocr.cli", *args], capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", "vidocr", *args], capture_output=True, text=True,
                               timeout=300, umask=0o022)
 
     out = tmp_path / "out"

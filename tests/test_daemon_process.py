@@ -63,7 +63,7 @@ class Daemon:
         extra: dict[str, object] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
         with log.open("ab") as fh:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "vidocr.cli", "watch", "--json", "--workers", "1", *args],
+                [sys.executable, "-m", "vidocr", "watch", "--json", "--workers", "1", *args],
                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh, **extra,  # type: ignore[call-overload]
             )
 
@@ -227,7 +227,7 @@ def test_bad_input_becomes_failed_jobs_with_reasons_and_never_stalls_the_queue(c
         os.mkfifo(inbox / "fifo.mp4")  # opening it would block forever
         (inbox / "folder.mp4").mkdir()
         db = base / "index.sqlite"
-        cmd = [*(as_nobody if can_deny else []), sys.executable, "-m", "vidocr.cli", "watch", str(inbox), "--once",
+        cmd = [*(as_nobody if can_deny else []), sys.executable, "-m", "vidocr", "watch", str(inbox), "--once",
                "--settle", "0.3", "--db", str(db), "-o", str(base / "out"), "--workers", "1", "--json"]
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=180)
         # Exit 1: jobs of this --once run failed (the bad files), the good ones are done.
@@ -247,7 +247,7 @@ def test_bad_input_becomes_failed_jobs_with_reasons_and_never_stalls_the_queue(c
         for name, words in expected.items():
             assert words in reasons[name], (name, reasons[name])
         assert (base / "out" / "we ird\n'name' #1 [x].srt").is_file()
-        status = subprocess.run([sys.executable, "-m", "vidocr.cli", "index", "status", "--db", str(db)], cwd=ROOT,
+        status = subprocess.run([sys.executable, "-m", "vidocr", "index", "status", "--db", str(db)], cwd=ROOT,
                                 capture_output=True, text=True, timeout=60)
         assert "failed: " in status.stdout and "not a regular file" in status.stdout
     finally:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from vidocr.cli import apply_config, build_parser, main
+from vidocr._cli import build_parser, main
+from vidocr._cli.config import apply_config
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import JobQueue
 from vidocr.daemon.service import WatchService, hold_queue_lock

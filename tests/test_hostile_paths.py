@@ -128,7 +128,7 @@ def test_watch_once_mirrors_a_deep_tree_into_its_output_folder(deep: tuple[Path,
     shutil.copy(samples / "short_cue.mp4", video)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "vidocr.cli", "watch", str(root), "--once", "--settle", "0.1", "-o", str(out),
+        [sys.executable, "-m", "vidocr", "watch", str(root), "--once", "--settle", "0.1", "-o", str(out),
          "--workers", "1", "-q", "--end", "2.2"],
         capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent,
     )
@@ -177,7 +177,7 @@ def test_extract_cli_handles_names_that_are_not_utf8_or_hold_a_newline(tmp_path:
     out = tmp_path / "out"
     # A real process: its stderr escapes what it cannot encode, as a terminal's does (pytest's capture would not).
     proc = subprocess.run(
-        [sys.executable, "-m", "vidocr.cli", "extract", str(folder), "-o", str(out), "-f", "srt,vtt,json,ass",
+        [sys.executable, "-m", "vidocr", "extract", str(folder), "-o", str(out), "-f", "srt,vtt,json,ass",
          "--end", "2.2", "--workers", "1"],
         capture_output=True, timeout=300, cwd=Path(__file__).resolve().parent.parent,
     )
@@ -192,7 +192,7 @@ def test_extract_cli_handles_names_that_are_not_utf8_or_hold_a_newline(tmp_path:
 
 def test_extract_never_overwrites_its_own_input(tmp_path: Path, samples: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from vidocr.cli import main
+    from vidocr._cli import main
 
     clip = tmp_path / "clip.srt"  # a video with a subtitle's name, given explicitly
     shutil.copy(samples / "short_cue.mp4", clip)

@@ -38,7 +38,7 @@ RAW_VLLM_LINE = re.compile(r"^\((MainProcess|EngineCore|Worker|VllmWorker|APISer
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "vidocr.cli", "extract", str(SAMPLE), "--json", *args],
+        [sys.executable, "-m", "vidocr", "extract", str(SAMPLE), "--json", *args],
         capture_output=True, text=True, timeout=280, env={**_clean_environ(), "HF_HUB_OFFLINE": "1", **(env or {})},
     )
 

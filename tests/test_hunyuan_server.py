@@ -131,7 +131,7 @@ def test_cli_default_profile_through_the_server(server: Server, tmp_path: Path) 
     # The openai engine as a user runs it: `vidocr extract --engine openai --server URL`, default profile.
     sample = Path(__file__).resolve().parents[1] / "samples" / "demo.mp4"
     proc = subprocess.run(
-        [sys.executable, "-m", "vidocr.cli", "extract", str(sample), "--engine", "openai", "--server", server.url,
+        [sys.executable, "-m", "vidocr", "extract", str(sample), "--engine", "openai", "--server", server.url,
          "-o", str(tmp_path), "--json"],
         capture_output=True, text=True, timeout=240,
     )

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from vidocr._cli import main as cli_main
 from vidocr.errors import ConfigError, IndexError_, InputError
 from vidocr.files import Stamp
 from vidocr.index import BuildOptions, SearchOptions, build_index, index_status, open_index, search
-from vidocr.index import cli as index_cli
 from vidocr.index.db import writer_lock
 from vidocr.index.store import TrackData, find_video, save_extraction, save_failure, save_video
 from vidocr.index.text import fts_body, parse_query
@@ -454,7 +454,7 @@ def test_builder_in_another_process_reports_the_lock_and_exits(tmp_path: Path) -
     (tmp_path / "empty").mkdir()
     with writer_lock(db):
         proc = subprocess.run(
-            [sys.executable, "-m", "vidocr.index.cli", "index", "build", str(tmp_path / "empty"), "--db", str(db)],
+            [sys.executable, "-m", "vidocr", "index", "build", str(tmp_path / "empty"), "--db", str(db)],
             capture_output=True,
             text=True,
             timeout=60,
@@ -516,13 +516,13 @@ def test_an_index_from_a_newer_vidocr_is_refused_unchanged(built: tuple[Path, Pa
 
 def test_cli_search_human_and_json(built: tuple[Path, Path, FakeExtractor], capsys: pytest.CaptureFixture[str]) -> None:
     db, lib, _ = built
-    assert index_cli.main(["search", "知道", "--db", str(db)]) == 0
+    assert cli_main(["search", "知道", "--db", str(db)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
         f"{lib / 'zh.mp4'}  00:00:06.200  我也不[知道]，过去看看就明白了",
         f"    mpv --start=00:00:06.200 {lib / 'zh.mp4'}",
     ]
-    assert index_cli.main(["search", "weather", "--db", str(db), "--json", "--limit", "5"]) == 0
+    assert cli_main(["search", "weather", "--db", str(db), "--json", "--limit", "5"]) == 0
     data = json.loads(capsys.readouterr().out)
     (hit,) = data["hits"]
     assert hit["track"] == {"source": "ocr", "kind": "translation", "lang": None, "sidecar": None}
@@ -530,24 +530,24 @@ def test_cli_search_human_and_json(built: tuple[Path, Path, FakeExtractor], caps
 
 
 def test_cli_errors_are_one_line_with_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert index_cli.main(["search", "x", "--db", str(tmp_path / "missing.db")]) == 5
+    assert cli_main(["search", "x", "--db", str(tmp_path / "missing.db")]) == 5
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "no index here" in err and len(err.strip().splitlines()) == 1
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"\x00garbage" * 100)
-    assert index_cli.main(["index", "status", "--db", str(bad)]) == 5
+    assert cli_main(["index", "status", "--db", str(bad)]) == 5
     assert "not an SQLite database" in capsys.readouterr().err
     open_index(tmp_path / "ok.db").close()
-    assert index_cli.main(["search", "!!!", "--db", str(tmp_path / "ok.db")]) == 2
+    assert cli_main(["search", "!!!", "--db", str(tmp_path / "ok.db")]) == 2
     assert "nothing to search for" in capsys.readouterr().err
-    assert index_cli.main(["index", "build", str(tmp_path / "nope"), "--db", str(tmp_path / "ok.db")]) == 2
+    assert cli_main(["index", "build", str(tmp_path / "nope"), "--db", str(tmp_path / "ok.db")]) == 2
 
 
 def test_cli_status_lists_failures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lib = make_library(tmp_path, ["bad.mp4", "en.mp4"])
     db = tmp_path / "index.db"
     build(db, lib, FakeExtractor(failing={"bad.mp4"}))
-    assert index_cli.main(["index", "status", "--db", str(db)]) == 0
+    assert cli_main(["index", "status", "--db", str(db)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "2 videos (1 failed), 3 cues" in out[0]
     assert out[1:] == [f"  failed: {lib / 'bad.mp4'}: cannot decode: moov atom not found"]

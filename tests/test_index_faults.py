@@ -84,15 +84,13 @@ def test_a_full_disk_mid_build_is_one_line_and_keeps_what_was_stored(tmp_path: P
         import resource, signal, sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_index_faults import Fake
-        from vidocr.cli import main
-        import vidocr.index.cli as index_cli
+        from vidocr._cli import main
         from vidocr.index import build as build_mod
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         real = build_mod.build_index
         def limited(db, libs, options):
             resource.setrlimit(resource.RLIMIT_FSIZE, (600_000, 600_000))
             return real(db, libs, build_mod.BuildOptions(extract=Fake(200), engine="fake"))
-        index_cli.build_index = limited
         build_mod.build_index = limited
         sys.exit(main(["index", "build", {str(lib)!r}, "--db", {str(db)!r}, "-q"]))
     """)
@@ -126,7 +124,7 @@ needs_nobody = pytest.mark.skipif(
 
 
 def as_nobody(args: list[str]) -> subprocess.CompletedProcess[str]:
-    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "vidocr.cli", *args]
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "vidocr", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
@@ -168,7 +166,7 @@ def test_the_builders_lock_is_taken_on_the_real_file(tmp_path: Path) -> None:
 
 
 def test_absurd_numbers_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from vidocr.cli import main
+    from vidocr._cli import main
     from vidocr.daemon.jobs import JobQueue
 
     db = tmp_path / "index.sqlite"
@@ -216,7 +214,7 @@ def test_hostile_sidecars_are_skipped_or_failed_one_by_one(tmp_path: Path) -> No
 
 
 def test_a_damaged_index_is_one_line_for_search_and_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from vidocr.cli import main
+    from vidocr._cli import main
 
     lib = library(tmp_path / "lib", [f"v{i}.mp4" for i in range(6)])
     db = tmp_path / "index.sqlite"

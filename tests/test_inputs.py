@@ -179,7 +179,7 @@ def test_corrupt_mpegts_is_decoded_as_far_as_it_goes_never_a_pyav_exception(
 
 def test_a_corrupt_file_does_not_stop_the_rest_of_a_folder(tmp_path: Path, samples: Path, small_video: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from vidocr.cli import main
+    from vidocr._cli import main
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -274,7 +274,7 @@ def test_stream_option_chooses_the_video_stream(tmp_path: Path, small_video: Pat
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from vidocr.cli import main
+    from vidocr._cli import main
 
     preview = with_preview(small_video, tmp_path / "preview.mkv")
     out = tmp_path / "out"

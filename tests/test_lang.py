@@ -22,7 +22,7 @@ from support.metrics import edit_distance
 from support.synth import SynthCue, SynthSpec, TruthCue, render_video
 
 import vidocr
-from vidocr.cli import main
+from vidocr._cli import main
 from vidocr.engines.rapid import group_lines
 from vidocr.errors import ConfigError
 from vidocr.langs import installed_packs, main_script, parse_langs

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_openai_engine import FakeServer, crops
 
-from vidocr.cli import main
+from vidocr._cli import main
 from vidocr.engines import EngineOptions, create_engine, openai_client
 from vidocr.engines.openai_client import ServerUnreachable
 from vidocr.types import Task

@@ -143,7 +143,7 @@ def test_an_index_from_before_the_fold_is_upgraded_by_a_build(tmp_path: Path) ->
 
 
 def test_cli_takes_minus_words_anywhere_and_hints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from vidocr.cli import main
+    from vidocr._cli import main
 
     db = tmp_path / "i.sqlite"
     conn = open_index(db)

@@ -2,8 +2,8 @@
 
 :mod:`~vidocr.daemon.jobs` is the durable queue (SQLite), :mod:`~vidocr.daemon.watcher` finds stable files
 (watchdog events plus rescans), :mod:`~vidocr.daemon.worker` runs one job, :mod:`~vidocr.daemon.service` is the
-main loop with signals and health, :mod:`~vidocr.daemon.metrics` serves Prometheus metrics, and
-:mod:`~vidocr.daemon.cli` adds the ``watch`` and ``jobs`` commands. watchdog and prometheus-client are imported
+main loop with signals and health, and :mod:`~vidocr.daemon.metrics` serves Prometheus metrics;
+the ``watch`` and ``jobs`` commands live in the CLI (``vidocr._cli``). watchdog and prometheus-client are imported
 only when used.
 """
 

@@ -199,3 +199,13 @@ def _isatty(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, OSError, ValueError):
         return False
+
+
+def shown_path(path: str) -> str:
+    """The path as is, or quoted with escapes when it holds control characters or bytes that are not UTF-8
+    (the lines of ``watch --once`` and ``jobs``)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return repr(path)
+    return path if path.isprintable() else repr(path)

@@ -1,9 +1,8 @@
-"""``vidocr watch`` (the daemon) and ``vidocr jobs`` (its queue): argparse parsers and handlers for the main CLI."""
+"""``vidocr watch``: the watch-folder daemon (:class:`~vidocr.daemon.service.WatchService`) from the command line."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -11,20 +10,27 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vidocr.config import default_db_path
+from vidocr._cli.console import shown_path
+from vidocr._cli.errors import exit_codes_epilog
+from vidocr._cli.options import (
+    DB_DEFAULT_HELP,
+    add_extract_options,
+    extract_options_from_args,
+    index_path,
+    jobs_db_path,
+    parse_format_args,
+)
 from vidocr.errors import ConfigError, InputError
 
-STATES = ("pending", "running", "done", "failed")
+NAME = "watch"
 
 
-def add_watch_parsers(sub: Any) -> None:
-    """Add ``watch`` and ``jobs`` to the main CLI's subparsers."""
-    from vidocr.cli import add_extract_options, exit_codes_epilog
-    from vidocr.index.cli import DB_DEFAULT_HELP
-
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
-    w = sub.add_parser("watch", help="watch folders and turn new videos into subtitle files and index entries",
-                       epilog=exit_codes_epilog(), formatter_class=raw)
+    w: argparse.ArgumentParser = sub.add_parser(
+        "watch", help="watch folders and turn new videos into subtitle files and index entries",
+        epilog=exit_codes_epilog(), formatter_class=raw,
+    )
     w.add_argument("dirs", nargs="*", metavar="DIR", help="folders to watch, recursively (or `dirs:` in --config)")
     w.add_argument("--config", help="YAML file with option defaults (top-level keys and a `watch:` section)")
     w.add_argument("--db", help=f"search index to keep up to date (SQLite; created if missing; default: "
@@ -54,37 +60,10 @@ def add_watch_parsers(sub: Any) -> None:
             action.help = "OCR threads / concurrent requests of the one engine (videos are done one at a time)"
         elif action.dest == "output_dir":
             action.help = "folder for the outputs, as <OUT>/<sub/folder>/<stem>.<ext> (default: beside each video)"
-    w.set_defaults(handler=run_watch)
-
-    j = sub.add_parser("jobs", help="list the watch daemon's jobs, or queue failed ones again",
-                       epilog=exit_codes_epilog(), formatter_class=raw)
-    j.add_argument("--config", help="the daemon's YAML config (its db / jobs-db are used)")
-    j.add_argument("--db", help=f"search index the daemon keeps (its queue is <db>.jobs; default: {DB_DEFAULT_HELP})")
-    j.add_argument("--jobs-db", help="job queue file")
-    j.add_argument("--state", choices=STATES, help="only jobs in this state")
-    j.add_argument("--limit", type=int, help="show at most this many jobs")
-    group = j.add_mutually_exclusive_group()
-    group.add_argument("--retry", type=int, metavar="ID", help="queue this failed (or waiting) job again now")
-    group.add_argument("--retry-failed", action="store_true", help="queue every failed job again now")
-    j.add_argument("--json", action="store_true", help="print JSON")
-    j.set_defaults(handler=run_jobs)
-
-
-def index_path(args: argparse.Namespace) -> Path | None:
-    """The index the daemon keeps: ``--db``, else the default location, unless only ``--jobs-db`` was given."""
-    if getattr(args, "db", None):
-        return Path(args.db)
-    return None if getattr(args, "jobs_db", None) else default_db_path()
-
-
-def jobs_db_path(args: argparse.Namespace) -> Path:
-    if getattr(args, "jobs_db", None):
-        return Path(args.jobs_db)
-    return Path(f"{index_path(args)}.jobs")
+    return w
 
 
 def watch_options_from_args(args: argparse.Namespace) -> Any:
-    from vidocr.cli import extract_options_from_args, parse_format_args
     from vidocr.daemon import WatchOptions
 
     dirs = [args.dirs] if isinstance(args.dirs, str) else list(args.dirs or [])
@@ -121,7 +100,7 @@ def watch_options_from_args(args: argparse.Namespace) -> Any:
     )
 
 
-def run_watch(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from vidocr.daemon.logs import setup_logging
     from vidocr.daemon.service import WatchService
 
@@ -151,45 +130,6 @@ def _once_outcome(jobs_db: Path, since: float) -> int:
     finally:
         queue.close()
     for job in failed:
-        print(f"error: {_show(job.path)}: {job.error}" + (" (will be retried)" if job.state == "pending" else ""),
+        print(f"error: {shown_path(job.path)}: {job.error}" + (" (will be retried)" if job.state == "pending" else ""),
               file=sys.stderr)
     return 1 if failed else 0
-
-
-def run_jobs(args: argparse.Namespace) -> int:
-    from vidocr.daemon.jobs import JobQueue
-
-    queue = JobQueue(jobs_db_path(args), create=False)
-    try:
-        if args.retry is not None or args.retry_failed:
-            count = queue.retry(args.retry) if args.retry is not None else queue.retry()
-            if args.retry is not None and not count:
-                raise ConfigError(f"no failed or waiting job with id {args.retry}")
-            print(f"{count} job(s) queued again", file=sys.stderr)
-            return 0
-        jobs = queue.jobs(args.state, args.limit)
-        counts = queue.counts()
-    finally:
-        queue.close()
-    if args.json:
-        print(json.dumps({"counts": counts, "jobs": [j.to_dict() for j in jobs]}, ensure_ascii=False, default=str))
-        return 0
-    for job in jobs:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(job.updated_at))
-        extra = f"  {job.cues} cues" if job.state == "done" and job.cues is not None else ""
-        if job.state == "pending" and job.next_at > time.time():
-            extra = f"  retry after {time.strftime('%H:%M:%S', time.localtime(job.next_at))}"
-        print(f"{job.id:>6}  {job.state:<8} {job.attempts:>2} tries  {when}  {_show(job.path)}{extra}")
-        if job.error:
-            print(f"        {job.error}")
-    print(", ".join(f"{n} {s}" for s, n in counts.items()), file=sys.stderr)
-    return 0
-
-
-def _show(path: str) -> str:
-    """The path as is, or quoted with escapes when it holds control characters or bytes that are not UTF-8."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return repr(path)
-    return path if path.isprintable() else repr(path)
