@@ -25,6 +25,7 @@ APT_PACKAGES = [
     "tesseract-ocr-osd", "tesseract-ocr-eng",
     "fonts-nanum", "fonts-dejavu-core", "fonts-noto-core", "fonts-thai-tlwg", "fonts-freefont-ttf",
     "libfribidi0",  # Pillow's text layout (libraqm) loads it to shape Arabic
+    "chromium",  # tests/test_serve_browser.py drives it with Playwright (whose own browser download is not used)
 ]
 
 

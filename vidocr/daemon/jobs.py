@@ -276,6 +276,21 @@ class JobQueue:
                 (now, now, *args),
             ).rowcount
 
+    def cancel(self, job_id: int) -> bool:
+        """Cancel a pending job (``vidocr serve``): it fails with the reason "cancelled" and is not run unless
+        retried (the watcher sees its file as known). A running job is given back first by its worker."""
+        now = self._clock()
+        with self._tx() as conn:
+            return conn.execute(
+                "UPDATE jobs SET state = 'failed', error = 'cancelled', finished_at = ?, updated_at = ?"
+                " WHERE id = ? AND state = 'pending'",
+                (now, now, job_id),
+            ).rowcount > 0
+
+    def by_id(self, job_id: int) -> Job | None:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return Job.from_row(row) if row else None
+
     def get(self, path: str) -> Job | None:
         row = self.conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE path = ?", (os.fsencode(path),)).fetchone()
         return Job.from_row(row) if row else None

@@ -22,7 +22,9 @@ from pathlib import Path
 from vidocr.errors import IndexError_
 from vidocr.index.text import fts_body, t2s_table
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: The oldest schema a read-only connection (search, status) reads as it is: v3 only added what `vidocr serve` uses.
+READABLE_SCHEMA = 2
 APPLICATION_ID = 0x5669644F  # "ViDO"
 _MAGIC = b"SQLite format 3\x00"
 
@@ -85,6 +87,31 @@ MIGRATIONS: list[str] = [
     """
     INSERT INTO cue_fts(cue_fts) VALUES ('rebuild');
     """,
+    # v3 (`vidocr serve`): each OCR cue's confidence and box (proofreading shows low-confidence cues first and the
+    # band image around the box); revisions of a video's cues (the OCR output kept, the user's edits on top: see
+    # vidocr.index.revisions); the server's API keys, stored as SHA-256 hashes only.
+    """
+    ALTER TABLE cues ADD COLUMN confidence REAL;
+    ALTER TABLE cues ADD COLUMN box TEXT;  -- JSON [x, y, w, h] in frame pixels
+    CREATE TABLE revisions (
+        id INTEGER PRIMARY KEY,
+        video_id INTEGER NOT NULL REFERENCES videos(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('ocr', 'edit')),
+        cues TEXT NOT NULL,              -- JSON [[start_ms, end_ms, text, confidence, box], ...]
+        created_at REAL NOT NULL,
+        author TEXT                      -- the API key's name for an edit
+    );
+    CREATE INDEX revisions_video ON revisions(video_id, id);
+    CREATE TABLE api_keys (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        prefix TEXT NOT NULL,            -- the key's first characters, to tell keys apart in lists
+        hash TEXT NOT NULL UNIQUE,       -- sha256 hex of the whole key (the key itself is never stored)
+        scope TEXT NOT NULL CHECK (scope IN ('read', 'full')),
+        created_at REAL NOT NULL,
+        revoked_at REAL
+    );
+    """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 #: What cue_fts holds (meta 'fts_scheme'), for a reader of the file.
@@ -134,7 +161,7 @@ def open_index(
             conn.execute("PRAGMA synchronous=NORMAL")  # safe with WAL: a power cut can only lose the last commit
             if version < SCHEMA_VERSION:
                 _migrate(conn)
-        elif version < SCHEMA_VERSION:
+        elif version < READABLE_SCHEMA:
             raise IndexError_(f"index schema v{version} is older than v{SCHEMA_VERSION} (this vidocr also finds "
                               "traditional Chinese with simplified and back): run `vidocr index build LIBRARY` once "
                               "to upgrade it (its search table is rebuilt; no video is read again)", str(db))

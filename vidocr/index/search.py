@@ -33,6 +33,9 @@ class SearchOptions:
     lang: str | None = None
     marks: tuple[str, str] = ("[", "]")
     rank_window: int = 10_000
+    #: Only videos whose file was modified in this range (Unix seconds, either end open).
+    modified_after: float | None = None
+    modified_before: float | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,12 @@ def _filters(conn: sqlite3.Connection, options: SearchOptions) -> tuple[str, str
     if options.lang:
         conds.append("(lower(t.lang) = lower(?) OR lower(t.lang) GLOB lower(?) || '[-_]*')")
         params += [options.lang, options.lang]
+    if options.modified_after is not None:
+        conds.append("v.mtime_ns >= ?")
+        params.append(int(options.modified_after * 1e9))
+    if options.modified_before is not None:
+        conds.append("v.mtime_ns < ?")
+        params.append(int(options.modified_before * 1e9))
     if not conds:
         return "", "", []
     tracks = "FROM tracks t JOIN videos v ON v.id = t.video_id WHERE " + " AND ".join(conds)

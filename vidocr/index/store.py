@@ -5,6 +5,7 @@ Paths are stored as the file name's bytes (:func:`~vidocr.index.db.fs_text`): an
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from vidocr.files import Stamp
 from vidocr.index.db import fs_text, transaction
+from vidocr.index.revisions import keep_edits
 from vidocr.types import Cue
 
 
@@ -25,6 +27,8 @@ class TrackData:
     cues: Sequence[tuple[int, int, str]]
     path: str | None = None  # sidecar file
     stamp: Stamp | None = None  # sidecar file's stamp
+    #: Per cue (same order), the engine's confidence and the box as JSON ``[x, y, w, h]``; empty: unknown.
+    details: Sequence[tuple[float | None, str | None]] = ()
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,9 @@ def ocr_tracks(cues: Iterable[Cue], lang: str | None, translation_lang: str | No
     A cue without text (a translation alone) has no line of the original track: an empty row matches no search
     and would show as a blank hit."""
     cues = list(cues)
-    tracks = [TrackData("ocr", "original", lang, [(c.start_ms, c.end_ms, c.text) for c in cues if c.text])]
+    shown = [c for c in cues if c.text]
+    details = [(c.confidence, json.dumps(c.box.as_list()) if c.box else None) for c in shown]
+    tracks = [TrackData("ocr", "original", lang, [(c.start_ms, c.end_ms, c.text) for c in shown], details=details)]
     translated = [(c.start_ms, c.end_ms, c.translation) for c in cues if c.translation]
     if translated:
         tracks.append(TrackData("ocr", "translation", translation_lang, translated))
@@ -119,6 +125,8 @@ def save_video(
         conn.execute("DELETE FROM tracks WHERE video_id = ? AND source = 'ocr'", (video_id,))
         for track in tracks:
             _insert_track(conn, video_id, track)
+        if error is None:
+            keep_edits(conn, video_id)  # a user's edit of the cues wins over a new extraction, which is kept too
     return video_id
 
 
@@ -141,9 +149,11 @@ def _insert_track(conn: sqlite3.Connection, video_id: int, track: TrackData) -> 
         " VALUES (?, ?, ?, ?, CAST(? AS TEXT), ?, ?)",
         (video_id, track.source, track.kind, track.lang, fs_text(track.path) if track.path else None, size, mtime_ns),
     )
+    details = track.details or [(None, None)] * len(track.cues)
     conn.executemany(
-        "INSERT INTO cues (track_id, start_ms, end_ms, text) VALUES (?, ?, ?, ?)",
-        [(cur.lastrowid, start, end, text) for start, end, text in track.cues],
+        "INSERT INTO cues (track_id, start_ms, end_ms, text, confidence, box) VALUES (?, ?, ?, ?, ?, ?)",
+        [(cur.lastrowid, start, end, text, conf, box)
+         for (start, end, text), (conf, box) in zip(track.cues, details, strict=True)],
     )
     # A track's cues get consecutive ids; searches filtered to a few videos scan only their id range.
     conn.execute(

@@ -1,0 +1,38 @@
+"""Run the app with uvicorn: one process, requests on its event loop and thread pool, jobs on the worker thread.
+
+SIGTERM/SIGINT: uvicorn stops accepting connections, lets requests in flight finish (``graceful_s``), then the
+app's shutdown stops the job worker (the current job may finish within ``stop_timeout_s``, else it goes back to
+the queue untouched). uvicorn's access log is off: the app logs each request by route, status and key name, so
+no key, media token or query string reaches a log.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from vidocr.errors import ConfigError
+from vidocr.serve import ServeSettings
+
+log = logging.getLogger("vidocr.serve")
+
+
+def serve(settings: ServeSettings, *, graceful_s: float = 10.0) -> int:
+    try:
+        import uvicorn
+    except ImportError:
+        raise ConfigError("`vidocr serve` needs fastapi and uvicorn: pip install 'vidocr[serve]'") from None
+    from vidocr.serve.app import create_app
+
+    app = create_app(settings)  # refuses a non-loopback address without keys before anything listens
+    state = app.state.vidocr
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    log.warning("serving %d library folder(s) on http://%s:%d/ (%s)", len(settings.roots), host, settings.port,
+                "API keys required" if state.keys_required else "no API keys: local use only")
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False, log_level="warning",
+                            timeout_graceful_shutdown=int(graceful_s), server_header=False, proxy_headers=False)
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    except OSError as err:
+        raise ConfigError(f"cannot listen on {host}:{settings.port}: {err.strerror or err}") from None
+    return 0

@@ -1,0 +1,353 @@
+// vidocr serve: search, watch the moment, proofread. Plain DOM; no build step, no framework, no cookies.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const API = "/api/v1";
+const state = { key: sessionStorage.getItem("vidocr-key") || "", video: null, cues: [], fps: 25,
+                proof: null, selected: 0, dirty: false, baseRevision: null };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function status(text) { $("#status").textContent = text || ""; }
+
+async function api(path, options = {}) {
+  const headers = Object.assign({}, options.headers || {});
+  if (state.key) headers.Authorization = "Bearer " + state.key;
+  if (options.json !== undefined) { headers["Content-Type"] = "application/json"; options.body = JSON.stringify(options.json); }
+  const resp = await fetch(API + path, { method: options.method || "GET", headers, body: options.body, credentials: "omit" });
+  if (!resp.ok) {
+    let message = resp.status + " " + resp.statusText;
+    try { message = (await resp.json()).error || message; } catch (e) { /* not JSON */ }
+    if (resp.status === 401) $("#key-box").open = true;
+    throw new Error(message);
+  }
+  return options.raw ? resp : resp.json();
+}
+
+function clock(ms) {
+  const s = Math.max(0, ms) / 1000, h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  return (h ? h + ":" : "") + String(m).padStart(2, "0") + ":" + (s % 60).toFixed(3).padStart(6, "0");
+}
+
+function highlighted(text, spans) {
+  const frag = document.createDocumentFragment();
+  let at = 0;
+  for (const [a, b] of spans) {
+    if (a > at) frag.append(text.slice(at, a));
+    frag.append(el("mark", {}, text.slice(a, b)));
+    at = b;
+  }
+  frag.append(text.slice(at));
+  return frag;
+}
+
+function show(id) {
+  for (const s of ["#results", "#player-view", "#proof-view"]) $(s).hidden = s !== id;
+  for (const v of ["#video", "#proof-video"]) if ("#" + v.slice(1) !== id) $(v).pause();
+}
+
+function media(videoId, token, path) {
+  return `${API}/videos/${videoId}/${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
+}
+
+// --- search -----------------------------------------------------------------------------------------------------
+
+async function runSearch(q) {
+  $("#q").value = q;
+  show("#results");
+  const box = $("#results");
+  box.replaceChildren();
+  if (!q) return;
+  status("searching…");
+  let data;
+  try { data = await api("/search?limit=100&q=" + encodeURIComponent(q)); } catch (e) { status(e.message); return; }
+  status(`${data.hits.length}${data.more ? "+" : ""} hits in ${(data.seconds * 1000).toFixed(0)} ms` +
+         (data.windowed ? " (ranked among the newest matches)" : ""));
+  const groups = new Map();
+  for (const hit of data.hits) {
+    if (!groups.has(hit.video_id)) groups.set(hit.video_id, []);
+    groups.get(hit.video_id).push(hit);
+  }
+  for (const [videoId, hits] of groups) {
+    const group = el("div", { class: "video-group" }, el("h3", {}, hits[0].path));
+    hits.sort((a, b) => a.start_ms - b.start_ms);
+    for (const hit of hits) {
+      const mid = Math.floor((hit.start_ms + hit.end_ms) / 2);
+      const row = el("div", { class: "hit", tabindex: "0", "data-video": videoId, "data-ms": hit.start_ms },
+        el("img", { src: media(videoId, hit.media_token, `band?ms=${mid}`), alt: "", loading: "lazy" }),
+        el("span", { class: "time" }, clock(hit.start_ms)), " ",
+        el("span", { class: "text" }, highlighted(hit.text, hit.spans)));
+      const go = () => { location.hash = `#/video/${videoId}?t=${hit.start_ms}`; };
+      row.addEventListener("click", go);
+      row.addEventListener("keydown", (e) => { if (e.key === "Enter") go(); });
+      group.append(row);
+    }
+    box.append(group);
+  }
+}
+
+// --- player -----------------------------------------------------------------------------------------------------
+
+async function loadVideo(id) {
+  if (state.video && state.video.id === id) return state.video;
+  const [meta, cues] = await Promise.all([api(`/videos/${id}`), api(`/videos/${id}/cues`)]);
+  state.video = meta;
+  state.cues = cues.cues;
+  state.baseRevision = cues.latest_edit;
+  state.fps = meta.probe.fps || 25;
+  return meta;
+}
+
+function setSource(video, meta, at, onFail) {
+  const playable = meta.probe.playable && video.canPlayType(meta.probe.mime) !== "";
+  if (!playable) { onFail(); return; }
+  video.onerror = onFail;
+  video.addEventListener("loadedmetadata", () => { video.currentTime = at / 1000; }, { once: true });
+  video.src = media(meta.id, meta.media_token, "stream");
+}
+
+async function openPlayer(id, at) {
+  show("#player-view");
+  let meta;
+  try { meta = await loadVideo(id); } catch (e) { status(e.message); return; }
+  status("");
+  $("#video-title").textContent = meta.path;
+  $("#mpv-line").textContent = meta.mpv.replace("--start=00:00:00.000", "--start=" + clock(at));
+  $("#proof-link").href = `#/proof/${id}`;
+  const cant = $("#cannot-play");
+  cant.hidden = true;
+  const video = $("#video");
+  setSource(video, meta, at, () => {
+    cant.hidden = false;
+    cant.textContent = `This browser cannot play ${meta.probe.codec} in ${meta.name}. Play it with: ${meta.mpv}`;
+  });
+  const list = $("#cue-list");
+  list.replaceChildren(...state.cues.map((c) => el("li", { "data-start": c.start_ms, "data-end": c.end_ms,
+    onclick: () => { video.currentTime = c.start_ms / 1000; video.play().catch(() => {}); } },
+    el("span", { class: "time" }, clock(c.start_ms)), " ", c.text)));
+  video.ontimeupdate = () => follow(list, video.currentTime * 1000);
+  video.play().catch(() => {});
+}
+
+function follow(list, ms) {
+  let active = null;
+  for (const li of list.children) {
+    const on = ms >= +li.dataset.start && ms < +li.dataset.end;
+    li.classList.toggle("active", on);
+    if (on) active = li;
+  }
+  if (active && active !== list.lastActive) { active.scrollIntoView({ block: "nearest" }); list.lastActive = active; }
+}
+
+// --- proofreading -----------------------------------------------------------------------------------------------
+
+function frameMs() { return 1000 / state.fps; }
+function snap(ms) { const f = frameMs(); return Math.max(0, Math.round(Math.round(ms / f) * f)); }
+
+async function openProof(id) {
+  show("#proof-view");
+  let meta;
+  try { state.video = null; meta = await loadVideo(id); } catch (e) { status(e.message); return; }
+  status("");
+  state.proof = state.cues.map((c) => Object.assign({}, c));
+  state.selected = 0;
+  setDirty(false);
+  $("#proof-title").textContent = meta.path;
+  $("#proof-note").textContent = meta.revisions.ocr_is_newer
+    ? "A newer extraction exists than your last edit; your edit is shown (see the revisions in the API)."
+    : meta.revisions.edited ? "Showing your latest edit (the OCR output is kept)." : "Showing the OCR output.";
+  setSource($("#proof-video"), meta, 0, () => { $("#proof-note").textContent = "This browser cannot play it: " + meta.mpv; });
+  renderProof();
+}
+
+function order() {
+  const idx = state.proof.map((c, i) => i);
+  if (!$("#by-time").checked) idx.sort((a, b) => (conf(state.proof[a]) - conf(state.proof[b])) || a - b);
+  return idx;
+}
+function conf(c) { return c.confidence === null || c.confidence === undefined ? 1 : c.confidence; }
+
+function renderProof() {
+  const meta = state.video, list = $("#proof-list");
+  state.proof.sort((a, b) => a.start_ms - b.start_ms || a.end_ms - b.end_ms);
+  const rows = order().map((i) => {
+    const c = state.proof[i];
+    const mid = Math.floor((c.start_ms + c.end_ms) / 2);
+    const band = c.box ? `band?ms=${mid}&y=${c.box[1]}&h=${c.box[3]}` : `band?ms=${mid}`;
+    const text = el("textarea", { "aria-label": "cue text", rows: "2" });
+    text.value = c.text;
+    text.addEventListener("input", () => { c.text = text.value; setDirty(true); });
+    text.addEventListener("focus", () => select(i, false));
+    const times = el("span", { class: "time" }, `${clock(c.start_ms)} → ${clock(c.end_ms)}`);
+    const b = (label, title, fn) => el("button", { type: "button", title, onclick: () => { select(i, false); fn(); } }, label);
+    return el("li", { class: (conf(c) < 0.9 ? "low " : "") + (i === state.selected ? "selected" : ""), "data-index": i },
+      el("img", { src: media(meta.id, meta.media_token, band), alt: "band at " + clock(mid), loading: "lazy" }),
+      el("div", {}, text,
+        el("div", { class: "row" }, times,
+          c.confidence !== null && c.confidence !== undefined ? el("span", { class: "time" }, ` conf ${c.confidence.toFixed(2)}`) : ""),
+        el("div", { class: "row" },
+          b("start −1f", "Alt+[", () => nudge("start_ms", -1)), b("start +1f", "Alt+]", () => nudge("start_ms", 1)),
+          b("start = playing", "Alt+S", () => setToPlaying("start_ms")),
+          b("end −1f", "Alt+,", () => nudge("end_ms", -1)), b("end +1f", "Alt+.", () => nudge("end_ms", 1)),
+          b("end = playing", "Alt+E", () => setToPlaying("end_ms")),
+          b("play", "Alt+P", playSelected), b("split", "Alt+Enter", split), b("merge next", "Alt+M", merge),
+          b("delete", "Alt+Backspace", remove))));
+  });
+  list.replaceChildren(...rows);
+}
+
+function select(i, focus = true) {
+  state.selected = i;
+  for (const li of $("#proof-list").children) li.classList.toggle("selected", +li.dataset.index === i);
+  if (focus) { const li = $(`#proof-list li[data-index="${i}"] textarea`); if (li) li.focus(); }
+}
+
+function current() { return state.proof[state.selected]; }
+function setDirty(d) { state.dirty = d; document.body.classList.toggle("dirty", d); }
+function changed() { setDirty(true); renderProof(); select(state.proof.indexOf(sel), true); }
+let sel = null;
+function keep() { sel = current(); }
+
+function nudge(field, frames) {
+  keep();
+  const c = current();
+  const v = snap(c[field] + frames * frameMs());
+  if (field === "start_ms" ? v < c.end_ms : v > c.start_ms) c[field] = v;
+  changed();
+}
+function setToPlaying(field) {
+  keep();
+  const c = current(), v = snap($("#proof-video").currentTime * 1000);
+  if (field === "start_ms" ? v < c.end_ms : v > c.start_ms) c[field] = v;
+  changed();
+}
+function playSelected() {
+  const v = $("#proof-video"), c = current();
+  v.currentTime = c.start_ms / 1000;
+  v.play().catch(() => {});
+  const stop = () => { if (v.currentTime * 1000 >= c.end_ms) { v.pause(); v.removeEventListener("timeupdate", stop); } };
+  v.addEventListener("timeupdate", stop);
+}
+function split() {
+  keep();
+  const c = current(), ta = $(`#proof-list li[data-index="${state.selected}"] textarea`);
+  const at = ta ? ta.selectionStart : Math.floor(c.text.length / 2);
+  const playing = snap($("#proof-video").currentTime * 1000);
+  const cut = playing > c.start_ms && playing < c.end_ms ? playing : snap((c.start_ms + c.end_ms) / 2);
+  const first = c.text.slice(0, at).trim() || c.text, second = c.text.slice(at).trim() || c.text;
+  const next = Object.assign({}, c, { id: null, start_ms: cut, text: second });
+  c.end_ms = cut; c.text = first;
+  state.proof.splice(state.proof.indexOf(c) + 1, 0, next);
+  changed();
+}
+function merge() {
+  keep();
+  const c = current(), i = state.proof.indexOf(c), n = state.proof[i + 1];
+  if (!n) return;
+  c.end_ms = Math.max(c.end_ms, n.end_ms); c.text = c.text + "\n" + n.text;
+  state.proof.splice(i + 1, 1);
+  changed();
+}
+function remove() {
+  const i = state.selected;
+  state.proof.splice(i, 1);
+  state.selected = Math.min(i, state.proof.length - 1);
+  sel = state.proof[state.selected];
+  setDirty(true); renderProof();
+}
+
+async function save() {
+  const body = { cues: state.proof.map((c) => ({ start_ms: c.start_ms, end_ms: c.end_ms, text: c.text,
+                                                 confidence: c.confidence, box: c.box })),
+                 base_revision: state.baseRevision };
+  try {
+    const r = await api(`/videos/${state.video.id}/cues`, { method: "PUT", json: body });
+    state.baseRevision = r.revision;
+    state.cues = r.cues;
+    state.proof = r.cues.map((c) => Object.assign({}, c));
+    setDirty(false);
+    renderProof();
+    status(`saved as revision ${r.revision}`);
+    return true;
+  } catch (e) { status("not saved: " + e.message); return false; }
+}
+
+async function exportAs(fmt) {
+  if (state.dirty && !(await save())) return;
+  try {
+    const r = await api(`/videos/${state.video.id}/export`, { method: "POST", json: { format: fmt } });
+    status(`exported ${r.path} (${r.bytes} bytes)`);
+  } catch (e) { status("not exported: " + e.message); }
+}
+
+async function download(fmt) {
+  try {
+    const resp = await api(`/videos/${state.video.id}/subtitles.${fmt}?download=1`, { raw: true });
+    const url = URL.createObjectURL(await resp.blob());
+    const name = state.video.name.replace(/\.[^.]+$/, "") + "." + fmt;
+    const a = el("a", { href: url, download: name });
+    document.body.append(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) { status(e.message); }
+}
+
+function proofKeys(e) {
+  if ($("#proof-view").hidden) return;
+  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s") { e.preventDefault(); save(); return; }
+  if (!e.altKey || !state.proof || !state.proof.length) return;
+  const keys = { BracketLeft: () => nudge("start_ms", -1), BracketRight: () => nudge("start_ms", 1),
+    Comma: () => nudge("end_ms", -1), Period: () => nudge("end_ms", 1), KeyS: () => setToPlaying("start_ms"),
+    KeyE: () => setToPlaying("end_ms"), KeyP: playSelected, Enter: split, KeyM: merge, Backspace: remove,
+    KeyJ: () => step(1), KeyK: () => step(-1) };
+  const fn = keys[e.code];
+  if (fn) { e.preventDefault(); fn(); }
+}
+function step(d) {
+  const idx = order(), at = idx.indexOf(state.selected);
+  const next = idx[Math.min(idx.length - 1, Math.max(0, at + d))];
+  if (next !== undefined) select(next, true);
+}
+
+// --- routing ----------------------------------------------------------------------------------------------------
+
+function route() {
+  const [path, query] = location.hash.slice(1).split("?");
+  const params = new URLSearchParams(query || "");
+  let m;
+  if ((m = path.match(/^\/video\/(\d+)$/))) openPlayer(+m[1], +(params.get("t") || 0));
+  else if ((m = path.match(/^\/proof\/(\d+)$/))) openProof(+m[1]);
+  else runSearch(params.get("q") || "");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#search-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    location.hash = "#/?q=" + encodeURIComponent($("#q").value);
+  });
+  $("#key-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    state.key = $("#key").value.trim();
+    sessionStorage.setItem("vidocr-key", state.key);
+    $("#key").value = "";
+    $("#key-box").open = false;
+    state.video = null;
+    route();
+  });
+  $("#save").addEventListener("click", save);
+  $("#by-time").addEventListener("change", renderProof);
+  for (const b of document.querySelectorAll("[data-export]")) b.addEventListener("click", () => exportAs(b.dataset.export));
+  for (const b of document.querySelectorAll("[data-download]")) b.addEventListener("click", () => download(b.dataset.download));
+  document.addEventListener("keydown", proofKeys);
+  window.addEventListener("hashchange", route);
+  window.addEventListener("beforeunload", (e) => { if (state.dirty) e.preventDefault(); });
+  route();
+});
