@@ -16,6 +16,8 @@ from typing import Any, TextIO, cast
 from vidocr._cli.console import Console, FileProgress, stage_times, summary_table
 from vidocr._cli.errors import exit_codes_epilog
 from vidocr._cli.options import add_extract_options, extract_options_from_args, parse_format_args
+from vidocr._cli.ray import add_ray_options, wants_ray
+from vidocr._cli.ray import run_extract as run_extract_on_ray
 from vidocr.errors import ConfigError, OutputError, VidocrError, display_path
 
 log = logging.getLogger("vidocr")
@@ -46,6 +48,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ext.add_argument("-v", "--verbose", action="store_true", help="log details; per video: zones, frames, reads")
     ext.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     add_extract_options(ext)
+    add_ray_options(ext)
     return ext
 
 
@@ -131,6 +134,9 @@ class FileResult:
 def run(args: argparse.Namespace) -> int:
     from vidocr.discover import iter_videos, overwrites_input
     from vidocr.extractor import Extractor
+
+    if wants_ray(args):
+        return run_extract_on_ray(args)
 
     parse_format_args(getattr(args, "format", None))  # a bad -f is refused before the folders are walked
     options = extract_options_from_args(args)

@@ -9,6 +9,7 @@ from typing import Any
 
 from vidocr._cli.errors import exit_codes_epilog
 from vidocr._cli.options import DB_DEFAULT_HELP, add_extract_options, db_path, extract_options_from_args
+from vidocr._cli.ray import add_ray_options, ray_extractor, wants_ray
 from vidocr.errors import display_path, one_line
 
 NAME = "index"
@@ -40,6 +41,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     build.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     build.add_argument("-v", "--verbose", action="store_true", help="log details")
     add_extract_options(build, outputs=False)
+    add_ray_options(build)
 
     status = index_sub.add_parser("status", help="counts, size and the videos that failed (with reasons)",
                                   epilog=exit_codes_epilog(), formatter_class=raw)
@@ -57,7 +59,8 @@ def _build(args: argparse.Namespace) -> int:
     from vidocr.extractor import Extractor
     from vidocr.index.build import BuildOptions, build_index
 
-    extractor = Extractor(extract_options_from_args(args))
+    extract_options = extract_options_from_args(args)
+    extractor = ray_extractor(args, extract_options) if wants_ray(args) else Extractor(extract_options)
     bar = _ProgressBar() if not args.quiet and not args.json and sys.stderr.isatty() else None
     options = BuildOptions(
         extract=extractor,

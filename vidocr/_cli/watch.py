@@ -20,6 +20,7 @@ from vidocr._cli.options import (
     jobs_db_path,
     parse_format_args,
 )
+from vidocr._cli.ray import add_ray_options, ray_extractor, wants_ray
 from vidocr.errors import ConfigError, InputError
 
 NAME = "watch"
@@ -53,6 +54,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     w.add_argument("-v", "--verbose", action="store_true", help="log details")
     w.add_argument("--json", action="store_true", help="log JSON lines (one object per event) instead of text")
     add_extract_options(w)
+    add_ray_options(w)
     for action in w._actions:  # shared options read differently by a daemon
         if action.dest == "skip_existing":
             action.help = "mark videos whose outputs exist (and are indexed unchanged, with --db) done without OCR"
@@ -113,7 +115,12 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             raise ConfigError("vidocr watch needs watchdog: pip install 'vidocr[watch]' (or use --once)") from None
     started = time.time()
-    code = WatchService(options).run()
+    if wants_ray(args):
+        from vidocr.cluster.service import RayWatchService
+
+        code = RayWatchService(options, ray_extractor(args, options.extract)).run()
+    else:
+        code = WatchService(options).run()
     if options.once and code == 0:
         return _once_outcome(options.jobs_db, started)
     return code

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from vidocr.errors import ConfigError, VidocrError
+from vidocr.errors import ConfigError, EngineError, VidocrError
 from vidocr.pipeline import ExtractOptions, Progress, ProgressFn
 from vidocr.types import Cue, VideoInfo
 
@@ -50,7 +50,10 @@ class RayOptions:
         engine reads with that many threads unless ``--workers`` says otherwise.
     max_in_flight: videos submitted and not yet stored (0: twice the cluster's CPUs / ``num_cpus``).
     max_retries: re-runs of a video whose worker or node died, before it fails with :class:`WorkerLost`.
-    runtime_env: Ray runtime environment of the tasks (``env_vars``, ``pip``...), or None.
+    runtime_env: Ray runtime environment of the tasks and actors (``env_vars``, ``pip``...), or None.
+    ocr_actors: with a model engine (not rapidocr), actors that each hold one engine and read the crops of every
+        video (:mod:`vidocr.cluster.pool`); 0: one per GPU of the cluster, one when it has none.
+    actor_gpus, actor_cpus: what each OCR actor reserves (``actor_gpus`` None: 1 where the cluster has GPUs, else 0).
     """
 
     address: str | None = None
@@ -58,6 +61,9 @@ class RayOptions:
     max_in_flight: int = 0
     max_retries: int = 3
     runtime_env: Mapping[str, Any] | None = None
+    ocr_actors: int = 0
+    actor_gpus: float | None = None
+    actor_cpus: float = 1.0
 
 
 class WorkerLost(VidocrError):
@@ -86,22 +92,40 @@ class VideoResult:
 _held: list[tuple[ExtractOptions, Any]] = []
 
 
-def extract_video(path: str, options: ExtractOptions) -> VideoResult:
-    """Extract one video with the plain run's Extractor (a Ray task; also callable in-process)."""
-    extractor = _worker_extractor(options)
+def extract_video(path: str, options: ExtractOptions, actor: Any = None) -> VideoResult:
+    """Extract one video with the plain run's Extractor (a Ray task; also callable in-process). ``actor``: an
+    :class:`~vidocr.cluster.pool.OcrActor` that reads the crops (a model engine), else the worker's own engine."""
     started = time.monotonic()
     node, pid = _where(), os.getpid()
     info: VideoInfo | None = None
+    extractor = None
     try:
-        cues_iter, info = extractor(path)
+        if actor is not None:
+            from vidocr.cluster.pool import PooledEngine
+            from vidocr.pipeline import extract
+
+            batch = options.engine_options.batch_size or 8
+            engine = PooledEngine(options.engine, actor, batch, caller=path)
+            cues_iter, info = extract(path, options, engine=engine)  # type: ignore[arg-type]
+        else:
+            extractor = _worker_extractor(options)
+            cues_iter, info = extractor(path)
         cues = tuple(cues_iter)
     except Exception as err:  # noqa: BLE001 - the video's failure travels back as a value (no Ray retry)
-        engine_failed = extractor.engine_error is not None
-        if engine_failed:
+        engine_failed = _engine_failed(err, extractor)
+        if engine_failed and extractor is not None:
             _drop_extractor()  # the next task builds the engine afresh
         return VideoResult(path, info=info, error=_portable(err), engine_failed=engine_failed, node=node, pid=pid,
                            seconds=time.monotonic() - started)
     return VideoResult(path, cues, info, node=node, pid=pid, seconds=time.monotonic() - started)
+
+
+def _engine_failed(err: BaseException, extractor: Any) -> bool:
+    if extractor is not None:
+        return extractor.engine_error is not None
+    from vidocr.cluster.pool import ActorLost
+
+    return isinstance(err, ActorLost)
 
 
 def _worker_extractor(options: ExtractOptions) -> Any:
@@ -197,6 +221,8 @@ class RayExtractor:
             remote_opts["runtime_env"] = dict(ro.runtime_env)
         self._task = ray.remote(extract_video).options(**remote_opts)
         self._task_options = task_options(self.options, ro.num_cpus)
+        self.actors = self._start_pool() if self.options.engine != "rapidocr" else []
+        self._submitted = 0
         self.window = ro.max_in_flight or max(2, int(2 * _cluster_cpus(ray) / max(ro.num_cpus, 0.01)))
         self._refs: dict[Any, str] = {}  # in flight: object ref -> path
         self._ready: dict[str, deque[VideoResult]] = {}
@@ -241,6 +267,10 @@ class RayExtractor:
         """Cancel the videos still running and stop the Ray this extractor started (idempotent)."""
         self.cancel_all()
         self._ready.clear()
+        for actor in self.actors:
+            with contextlib.suppress(Exception):
+                self._ray.kill(actor)
+        self.actors = []
         if self._own_ray:
             self._own_ray = False
             self._ray.shutdown()
@@ -283,9 +313,42 @@ class RayExtractor:
                     self.cancel(path)
 
     def submit(self, path: str | os.PathLike[str]) -> None:
-        """Start the video's task."""
+        """Start the video's task (with a model engine, its crops go to the pool's actors in turn)."""
         key = os.fspath(path)
-        self._refs[self._task.remote(key, self._task_options)] = key
+        actor = self.actors[self._submitted % len(self.actors)] if self.actors else None
+        self._submitted += 1
+        self._refs[self._task.remote(key, self._task_options, actor)] = key
+
+    def _start_pool(self) -> list[Any]:
+        """One OCR actor per GPU (or as asked), each with its engine built before any video is sent: an engine that
+        cannot be set up is one error now, as in the plain run."""
+        from vidocr.cluster.pool import OcrActor, actor_error, engine_options_of
+        from vidocr.engines import EngineOptions, checked_options
+
+        ray, ro = self._ray, self.ray_options
+        gpus = _cluster_resource(ray, "GPU")
+        count = ro.ocr_actors or max(1, int(gpus))
+        actor_gpus = ro.actor_gpus if ro.actor_gpus is not None else (1.0 if gpus >= 1 else 0.0)
+        engine_opts: EngineOptions = checked_options(self.options.engine, engine_options_of(self.options))
+        settings: dict[str, Any] = {"num_cpus": ro.actor_cpus, "num_gpus": actor_gpus, "max_concurrency": 256,
+                                    "max_restarts": 2, "max_task_retries": 2}
+        if ro.runtime_env:
+            settings["runtime_env"] = dict(ro.runtime_env)
+        actor_class = ray.remote(OcrActor).options(**settings)
+        actors = [actor_class.remote(self.options.engine, engine_opts) for _ in range(count)]
+        log.info("ray: %d OCR actor(s) for %s, %g GPU each", count, self.options.engine, actor_gpus)
+        try:
+            ray.get([actor.batches.remote() for actor in actors])
+        except ray.exceptions.RayActorError as err:
+            for actor in actors:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+            raise EngineError(f"{self.options.engine}: cannot start the OCR actor: {actor_error(err)}") from None
+        return actors
+
+    def batch_logs(self) -> list[Any]:
+        """Each OCR actor's :class:`~vidocr.cluster.pool.BatchLog` (crops per engine call, videos per call)."""
+        return list(self._ray.get([actor.batches.remote() for actor in self.actors]))
 
     @property
     def in_flight(self) -> int:
@@ -380,6 +443,10 @@ def _connect(ray: Any, options: RayOptions) -> bool:
 
 
 def _cluster_cpus(ray: Any) -> float:
+    return _cluster_resource(ray, "CPU") or 1.0
+
+
+def _cluster_resource(ray: Any, name: str) -> float:
     with contextlib.suppress(Exception):
-        return float(ray.cluster_resources().get("CPU", 1.0))
-    return 1.0
+        return float(ray.cluster_resources().get(name, 0.0))
+    return 0.0

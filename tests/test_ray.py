@@ -1,0 +1,272 @@
+"""``--ray``: videos as Ray tasks on a local Ray (``ray.init(num_cpus=2)``, once for this module), the driver the
+one writer. Same cues as the plain run, worker deaths re-run a video (within a limit), bad input fails once, and
+a killed ``watch`` driver resumes from its job queue. Skipped only when Ray is not installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.synth import SynthCue, SynthSpec, render_video
+
+from vidocr._cli import main
+from vidocr.extractor import Extractor
+from vidocr.index.build import BuildOptions, build_index
+
+ray = pytest.importorskip("ray")
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliet", "Kilo", "Lima")
+Cues = list[tuple[int, int, str]]
+
+
+def render_clip(path: Path, i: int, duration: float = 1.6, size: tuple[int, int] = (320, 180)) -> Path:
+    step = duration / 2
+    cues = (SynthCue(0.1, step - 0.1, f"{WORDS[i % 12]} {i}"), SynthCue(step + 0.1, duration - 0.1, f"{WORDS[(i + 5) % 12]} go"))
+    render_video(SynthSpec(width=size[0], height=size[1], duration=duration, font_size=size[1] // 10, seed=i,
+                           cues=cues), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local Ray for the module; its address lets a driver in another process join it."""
+    context = ray.init(num_cpus=2, include_dashboard=False)
+    yield str(context.address_info["gcs_address"])
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six short clips and a file that is not a video."""
+    folder = tmp_path_factory.mktemp("library")
+    for i in range(6):
+        render_clip(folder / f"clip{i:02d}.mp4", i)
+    (folder / "broken.mp4").write_bytes(b"this is not a video" * 100)
+    return folder
+
+
+def index_rows(db: Path) -> dict[str, tuple[str, str | None, Cues]]:
+    """Per video (file name): status, error and cues, read from the index."""
+    conn = sqlite3.connect(db)
+    try:
+        out: dict[str, tuple[str, str | None, Cues]] = {}
+        for vid, path, status, error in conn.execute("SELECT id, path, status, error FROM videos"):
+            cues = conn.execute(
+                "SELECT c.start_ms, c.end_ms, c.text FROM cues c JOIN tracks t ON t.id = c.track_id"
+                " WHERE t.video_id = ? ORDER BY c.start_ms, c.id", (vid,)).fetchall()
+            name = Path(path).name
+            assert name not in out, f"{name} stored twice"
+            out[name] = (status, error, [tuple(c) for c in cues])
+        return out
+    finally:
+        conn.close()
+
+
+def ray_extractor(**ray_options: object) -> object:
+    from vidocr.cluster import RayExtractor, RayOptions
+
+    return RayExtractor(None, RayOptions(**ray_options))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def plain(library: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The plain run (no Ray) over the library: its output folder (SRT and JSON) and its index."""
+    folder = tmp_path_factory.mktemp("plain")
+    assert main(["extract", str(library), "-o", str(folder / "out"), "-q", "-f", "srt,json"]) == 1  # broken.mp4
+    with Extractor() as extractor:
+        build_index(folder / "plain.sqlite", [library], BuildOptions(extract=extractor))
+    return folder / "out", folder / "plain.sqlite"
+
+
+def test_extract_and_index_build_on_ray_match_the_plain_run_byte_for_byte(
+    cluster: str, library: Path, plain: tuple[Path, Path], tmp_path: Path
+) -> None:
+    plain_out, ray_out = plain[0], tmp_path / "ray"
+    assert main(["extract", str(library), "-o", str(ray_out), "-q", "-f", "srt,json", "--ray", cluster]) == 1
+    expected = {p.name: p.read_bytes() for p in plain_out.iterdir()}
+    assert sorted(expected) == sorted(f"clip{i:02d}.{ext}" for i in range(6) for ext in ("srt", "json"))
+    srt = {name: (ray_out / name).read_bytes() for name in expected if name.endswith(".srt")}
+    assert srt == {name: data for name, data in expected.items() if name.endswith(".srt")}
+    assert sorted(p.name for p in ray_out.iterdir()) == sorted(expected)
+    for name in expected:  # JSON too, but for the run's timings
+        if name.endswith(".json"):
+            a, b = json.loads(expected[name]), json.loads((ray_out / name).read_bytes())
+            assert a["cues"] == b["cues"] and a["video"]["duration_s"] == b["video"]["duration_s"]
+
+    assert main(["index", "build", str(library), "--db", str(tmp_path / "ray.sqlite"), "-q", "--ray", cluster]) == 1
+    rows = index_rows(tmp_path / "ray.sqlite")
+    assert rows == index_rows(plain[1])
+    assert rows["broken.mp4"][0] == "failed" and rows["broken.mp4"][1]
+    assert all(len(cues) == 2 for name, (_, _, cues) in rows.items() if name != "broken.mp4")
+
+
+def test_bad_input_is_recorded_failed_with_its_reason_and_not_run_again(cluster: str, library: Path,
+                                                                        tmp_path: Path) -> None:
+    db = tmp_path / "lib.sqlite"
+    extractor = ray_extractor()
+    try:
+        first = build_index(db, [library], BuildOptions(extract=extractor))  # type: ignore[arg-type]
+        assert (first.indexed, first.failed, first.extracted) == (6, 1, 7)
+        assert extractor.counts.failed == 1  # type: ignore[attr-defined]  # one task result, no Ray retry
+        [(path, reason)] = first.failures
+        assert Path(path).name == "broken.mp4" and "broken.mp4" not in reason and reason
+        second = build_index(db, [library], BuildOptions(extract=extractor))  # type: ignore[arg-type]
+        assert (second.extracted, second.failed_skipped, second.unchanged) == (0, 1, 6)
+    finally:
+        extractor.close()  # type: ignore[attr-defined]
+
+
+class WorkerKiller:
+    """Kills (SIGKILL) the first ``kills`` Ray worker processes seen running a video task (their process title
+    is ``ray::extract_video``), as a node or OOM kill would."""
+
+    def __init__(self, kills: int = 1) -> None:
+        self.left, self.killed = kills, []  # type: ignore[var-annotated]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while self.left and not self._stop.is_set():
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                        title = fh.read()
+                except OSError:
+                    continue
+                if title.startswith(b"ray::extract_video") and int(pid) not in self.killed:
+                    time.sleep(0.3)  # mid-video, not at its first line
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except ProcessLookupError:
+                        continue
+                    self.killed.append(int(pid))
+                    self.left -= 1
+                    break
+            time.sleep(0.02)
+
+    def stop(self) -> list[int]:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.killed
+
+
+@pytest.fixture(scope="module")
+def long_clips(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two clips long enough (8 s at 640x360) that a kill lands while one is being read."""
+    folder = tmp_path_factory.mktemp("long")
+    for i in range(2):
+        render_clip(folder / f"long{i}.mp4", i, duration=8.0, size=(640, 360))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def long_reference(long_clips: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str | None,
+                                                                                                Cues]]:
+    db = tmp_path_factory.mktemp("ref") / "ref.sqlite"
+    with Extractor() as extractor:
+        build_index(db, [long_clips], BuildOptions(extract=extractor))
+    return index_rows(db)
+
+
+def test_a_worker_killed_mid_video_runs_that_video_again_and_it_is_stored_once(
+    cluster: str, long_clips: Path, long_reference: dict[str, tuple[str, str | None, Cues]], tmp_path: Path
+) -> None:
+    db = tmp_path / "lib.sqlite"
+    extractor = ray_extractor(max_retries=2)
+    killer = WorkerKiller(kills=1)
+    try:
+        report = build_index(db, [long_clips], BuildOptions(extract=extractor))  # type: ignore[arg-type]
+    finally:
+        killed = killer.stop()
+        extractor.close()  # type: ignore[attr-defined]
+    assert len(killed) == 1, "no worker was seen running a video"
+    assert (report.indexed, report.failed) == (2, 0)
+    assert index_rows(db) == long_reference
+
+
+def test_a_video_whose_worker_dies_on_every_try_fails_with_the_reason(
+    cluster: str, long_clips: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "lib.sqlite"
+    extractor = ray_extractor(max_retries=0, max_in_flight=1)
+    killer = WorkerKiller(kills=1)
+    try:
+        report = build_index(db, [long_clips / "long0.mp4"], BuildOptions(extract=extractor))  # type: ignore[arg-type]
+    finally:
+        killed = killer.stop()
+        extractor.close()  # type: ignore[attr-defined]
+    assert len(killed) == 1
+    assert report.failed == 1
+    [(_, reason)] = report.failures
+    assert reason == "the Ray worker running it died 1 time(s) (WorkerCrashedError)"
+    assert index_rows(db)["long0.mp4"] == ("failed", reason, [])
+
+
+def read_events(log: Path) -> list[dict[str, object]]:
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [json.loads(line) for line in lines if line.startswith("{") and line.endswith("}")]
+
+
+def job_states(jobs_db: Path) -> dict[str, str]:
+    if not jobs_db.exists():
+        return {}
+    conn = sqlite3.connect(f"file:{jobs_db}?mode=ro", uri=True, timeout=10)
+    try:
+        return {Path(os.fsdecode(p)).name: s for p, s in conn.execute("SELECT path, state FROM jobs")}
+    except sqlite3.OperationalError:  # not created yet
+        return {}
+    finally:
+        conn.close()
+
+
+def test_a_killed_watch_driver_resumes_from_its_queue_and_stores_each_video_once(
+    cluster: str, library: Path, plain: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, out, db = tmp_path / "in", tmp_path / "out", tmp_path / "lib.sqlite"
+    folder.mkdir()
+    for video in library.iterdir():
+        os.link(video, folder / video.name)
+    argv = [sys.executable, "-m", "vidocr", "watch", str(folder), "--once", "--json", "--settle", "0.2", "--db",
+            str(db), "-o", str(out), "--ray", cluster, "--ray-in-flight", "2"]
+    logs = [tmp_path / "run1.log", tmp_path / "run2.log"]
+    with logs[0].open("wb") as fh:
+        first = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
+    try:
+        deadline = time.monotonic() + 120
+        while "done" not in job_states(Path(f"{db}.jobs")).values():
+            assert first.poll() is None, f"the driver exited ({first.returncode}): {logs[0].read_text()[-2000:]}"
+            assert time.monotonic() < deadline, "no job done in 120 s"
+            time.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+    at_kill = job_states(Path(f"{db}.jobs"))
+    assert "running" in at_kill.values(), at_kill  # the kill left claimed videos behind
+    with logs[1].open("wb") as fh:
+        second = subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh, timeout=300)
+    # watch --once exits 1 when a job of this run failed: broken.mp4, unless it failed before the kill
+    assert second.returncode in (0, 1), logs[1].read_text()[-2000:]
+
+    states = job_states(Path(f"{db}.jobs"))
+    assert states == {**{f"clip{i:02d}.mp4": "done" for i in range(6)}, "broken.mp4": "failed"}
+    done = [Path(str(e["path"])).name for log in logs for e in read_events(log) if e.get("event") == "job_done"]
+    assert sorted(done) == [f"clip{i:02d}.mp4" for i in range(6)]  # each video done once over both runs
+    failed = [e for log in logs for e in read_events(log) if e.get("event") == "job_failed"]
+    assert [(Path(str(e["path"])).name, e["attempt"]) for e in failed] == [("broken.mp4", 1)]
+    assert index_rows(db) == index_rows(plain[1])
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {
+        p.name: p.read_bytes() for p in plain[0].iterdir() if p.suffix == ".srt"}
