@@ -18,7 +18,7 @@ import yaml
 from vidocr.errors import ConfigError
 
 MAX_CONFIG_BYTES = 1 << 20
-SECTIONS = ("extract", "index", "search", "watch")
+SECTIONS = ("extract", "index", "search", "watch", "serve")
 
 
 def default_db_path() -> Path:

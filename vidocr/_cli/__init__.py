@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from vidocr import __version__
-from vidocr._cli import extract, index, jobs, search, watch
+from vidocr._cli import extract, index, jobs, keys, search, serve, watch
 from vidocr._cli.config import apply_config
 from vidocr._cli.errors import exit_codes_epilog
 from vidocr.errors import VidocrError
@@ -36,7 +36,7 @@ class Command(Protocol):
 
 
 #: Every command, in the order ``--help`` lists them.
-COMMANDS: tuple[Command, ...] = (extract, index, search, watch, jobs)
+COMMANDS: tuple[Command, ...] = (extract, index, search, watch, jobs, serve, keys)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,8 +32,9 @@ class ServeSettings:
     loopback (keys are also required whenever one exists). rate, burst: each key's (or, without keys, each
     client's) token bucket, requests per second and the most at once. max_upload_bytes: larger uploads get 413.
     worker: run the daemon's job runner in this process (when no ``vidocr watch`` holds the queue).
-    extract, formats: what jobs extract and write beside each video. extractor: stands in for the engine
-    (tests). stop_timeout_s: on shutdown, how long the current job may run on before it is given back.
+    extract, formats, output_dir: what jobs extract and write (beside each video, or mirrored under output_dir).
+    extractor: stands in for the engine (tests). stop_timeout_s: on shutdown, how long the current job may run on
+    before it is given back.
     """
 
     roots: tuple[Path, ...]
@@ -49,6 +50,7 @@ class ServeSettings:
     worker: bool = True
     extract: ExtractOptions | None = None
     formats: tuple[str, ...] = ("srt",)
+    output_dir: Path | None = None
     extractor: Callable[[Path], Any] | None = field(default=None, repr=False, compare=False)
     stop_timeout_s: float = 20.0
 

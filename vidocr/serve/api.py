@@ -12,9 +12,10 @@ import re
 import secrets
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
+from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
 
@@ -31,6 +32,8 @@ from vidocr.serve.paths import check_served, relative, resolve_request_path
 from vidocr.types import Box, Cue, VideoInfo
 
 router = APIRouter()
+#: An id in a URL: an SQLite integer (a larger one is a 422, never an overflow).
+Id = Annotated[int, PathParam(ge=0, le=2**63 - 1)]
 _GLOB_SPECIAL = re.compile(r"([*?\[])")
 #: The most hits one page of search results may reach (offset + limit).
 MAX_RESULTS = 1000
@@ -235,7 +238,7 @@ def list_videos(
 
 
 @router.get("/videos/{video_id}", summary="A video's metadata, how to play it, and its revision state")
-def video_meta(request: Request, video_id: int) -> dict[str, Any]:
+def video_meta(request: Request, video_id: Id) -> dict[str, Any]:
     state = _state(request)
     principal = state.authenticate(request, "read")
     row, real = _video_file(state, video_id)
@@ -250,7 +253,7 @@ def video_meta(request: Request, video_id: int) -> dict[str, Any]:
 
 
 @router.get("/videos/{video_id}/cues", summary="The video's cues (the latest edit, else the latest extraction)")
-def video_cues(request: Request, video_id: int) -> dict[str, Any]:
+def video_cues(request: Request, video_id: Id) -> dict[str, Any]:
     state = _state(request)
     state.authenticate(request, "read")
     _video_row(state, video_id)
@@ -260,7 +263,7 @@ def video_cues(request: Request, video_id: int) -> dict[str, Any]:
 
 
 @router.get("/videos/{video_id}/subtitles.{fmt}", summary="The video's cues as SRT, VTT, ASS or JSON")
-def video_subtitles(request: Request, video_id: int, fmt: str, download: bool = False) -> Response:
+def video_subtitles(request: Request, video_id: Id, fmt: str, download: bool = False) -> Response:
     state = _state(request)
     state.authenticate(request, "read")
     if fmt not in WRITERS:
@@ -279,19 +282,22 @@ def video_subtitles(request: Request, video_id: int, fmt: str, download: bool = 
 @router.get("/videos/{video_id}/band", summary="The subtitle band of the frame at ms, as JPEG or PNG",
             response_class=Response)
 def video_band(
-    request: Request, video_id: int, ms: int = Query(ge=0, le=2**40), fmt: str = Query("jpeg", pattern="^(jpeg|png)$"),
+    request: Request, video_id: Id, ms: int = Query(ge=0, le=2**40), fmt: str = Query("jpeg", pattern="^(jpeg|png)$"),
     y: int | None = Query(None, ge=0, le=100_000), h: int | None = Query(None, ge=1, le=100_000),
 ) -> Response:
     state = _state(request)
     state.authenticate(request, "read", video_id)
     row, real = _video_file(state, video_id)
+    duration = _probe(state, real).duration_s
+    if duration is not None and ms > duration * 1000:
+        raise ApiError(422, f"{ms} ms is past the end of video {video_id} ({duration * 1000:.0f} ms)")
     box = (0, y, 0, h) if y is not None and h is not None else None
     data = state.bands.get(real, (row[2], row[3]), ms, box, fmt)
     return Response(data, media_type=f"image/{fmt}", headers={"Cache-Control": "private, max-age=3600"})
 
 
 @router.get("/cues/{cue_id}/band", summary="A cue's band image at its middle frame", response_class=Response)
-def cue_band(request: Request, cue_id: int, fmt: str = Query("jpeg", pattern="^(jpeg|png)$")) -> Response:
+def cue_band(request: Request, cue_id: Id, fmt: str = Query("jpeg", pattern="^(jpeg|png)$")) -> Response:
     state = _state(request)
     row = state.index().execute(
         "SELECT t.video_id, c.start_ms, c.end_ms, c.box FROM cues c JOIN tracks t ON t.id = c.track_id WHERE c.id = ?",
@@ -309,7 +315,7 @@ def cue_band(request: Request, cue_id: int, fmt: str = Query("jpeg", pattern="^(
 
 @router.get("/videos/{video_id}/stream", summary="The video file (HTTP Range requests: 206 / 416)",
             response_class=Response)
-def video_stream(request: Request, video_id: int) -> Response:
+def video_stream(request: Request, video_id: Id) -> Response:
     state = _state(request)
     state.authenticate(request, "read", video_id)
     _, real = _video_file(state, video_id)
@@ -330,7 +336,7 @@ def video_stream(request: Request, video_id: int) -> Response:
 
 
 @router.put("/videos/{video_id}/cues", summary="Save the user's cues as a new revision (the OCR output is kept)")
-def save_cues(request: Request, video_id: int, body: EditIn) -> dict[str, Any]:
+def save_cues(request: Request, video_id: Id, body: EditIn) -> dict[str, Any]:
     state = _state(request)
     principal = state.authenticate(request, "full")
     _video_row(state, video_id)
@@ -347,7 +353,7 @@ def save_cues(request: Request, video_id: int, body: EditIn) -> dict[str, Any]:
 
 
 @router.get("/videos/{video_id}/revisions", summary="The video's revisions (OCR outputs and edits)")
-def list_revisions(request: Request, video_id: int) -> dict[str, Any]:
+def list_revisions(request: Request, video_id: Id) -> dict[str, Any]:
     state = _state(request)
     state.authenticate(request, "read")
     _video_row(state, video_id)
@@ -355,7 +361,7 @@ def list_revisions(request: Request, video_id: int) -> dict[str, Any]:
 
 
 @router.get("/videos/{video_id}/revisions/{revision_id}", summary="One revision's cues")
-def get_revision(request: Request, video_id: int, revision_id: int) -> dict[str, Any]:
+def get_revision(request: Request, video_id: Id, revision_id: Id) -> dict[str, Any]:
     state = _state(request)
     state.authenticate(request, "read")
     cues = revisions.revision_cues(state.index(), video_id, revision_id)
@@ -365,7 +371,7 @@ def get_revision(request: Request, video_id: int, revision_id: int) -> dict[str,
 
 
 @router.post("/videos/{video_id}/export", summary="Write the cues beside the video, atomically")
-def export(request: Request, video_id: int, body: ExportIn) -> dict[str, Any]:
+def export(request: Request, video_id: Id, body: ExportIn) -> dict[str, Any]:
     from vidocr.atomic import write_text_atomic
 
     state = _state(request)
@@ -450,7 +456,7 @@ def list_jobs(
 
 
 @router.get("/jobs/{job_id}", summary="A job's state and progress")
-def job_status(request: Request, job_id: int) -> dict[str, Any]:
+def job_status(request: Request, job_id: Id) -> dict[str, Any]:
     state = _state(request)
     state.authenticate(request, "read")
     queue = _queue(state)
@@ -464,7 +470,7 @@ def job_status(request: Request, job_id: int) -> dict[str, Any]:
 
 
 @router.delete("/jobs/{job_id}", summary="Cancel a job (pending, or running in this server)")
-def cancel_job(request: Request, job_id: int) -> dict[str, Any]:
+def cancel_job(request: Request, job_id: Id) -> dict[str, Any]:
     from vidocr.serve.worker import wait_for
 
     state = _state(request)

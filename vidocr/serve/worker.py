@@ -99,7 +99,7 @@ class ServeWorker:
             queue.recover()
             index = open_index(s.db)
             options = WatchOptions(roots=s.roots, jobs_db=s.queue_path, extract=s.extract, formats=s.formats,
-                                   db=s.db, stop_timeout_s=s.stop_timeout_s)
+                                   output_dir=s.output_dir, db=s.db, stop_timeout_s=s.stop_timeout_s)
             runner = JobRunner(options, queue, self._extract, index)
             if self.metrics is not None:
                 runner.metrics = self.metrics
