@@ -1,0 +1,128 @@
+"""The web page in a real headless Chromium (Playwright driving Debian's ``chromium``) against `vidocr serve` on a
+real port: search, click a hit, the video plays at the cue, the cue list follows, proofread a cue (edit its text,
+shift its end by a frame), export, and read the exported SRT back from beside the video."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest_plugins = ["support.serve_fixtures"]
+
+from support.synth import read_srt  # noqa: E402
+
+if TYPE_CHECKING:
+    from support.serve_fixtures import Library
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FRAME_MS = 40
+
+
+@pytest.fixture(scope="module")
+def server(serve_library: Library, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Library]]:
+    """uvicorn on a free loopback port over a copy of the library (the test edits and exports)."""
+    import uvicorn
+
+    from vidocr.serve.app import create_app
+
+    base = tmp_path_factory.mktemp("browser")
+    root = base / "library"
+    shutil.copytree(serve_library.root, root)
+    db = base / "index.sqlite"
+    from vidocr.extractor import Extractor
+    from vidocr.index import BuildOptions, build_index
+
+    with Extractor() as extractor:
+        build_index(db, [root], BuildOptions(extract=extractor, lang="en"))
+    library = type(serve_library)(root, db, serve_library.truth, serve_library.outside)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = create_app(library.settings(port=port))
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, access_log=False, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}", library
+    srv.should_exit = True
+    thread.join(15)
+
+
+@pytest.fixture(scope="module")
+def page(server: tuple[str, Library]) -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (scripts/install_test_extras.py installs it as root)")
+    from playwright.sync_api import sync_playwright  # the test extra: a missing one fails, it does not skip
+
+    with sync_playwright() as p:
+        args = ["--no-sandbox", "--autoplay-policy=no-user-gesture-required"]
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        try:
+            pg = browser.new_page()
+            errors: list[str] = []
+            pg.on("pageerror", lambda exc: errors.append(str(exc)))
+            pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+            pg.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+            pg.errors = errors
+            yield pg
+        finally:
+            browser.close()
+
+
+def test_search_play_proofread_and_export(server: tuple[str, Library], page: Any) -> None:
+    url, library = server
+    truth = {t.text: t for t in library.truth["harbour.mp4"]}
+    page.goto(url + "/")
+    page.fill("#q", "harbour")
+    page.press("#q", "Enter")
+    hit = page.locator(".hit", has_text="Bring the boat")
+    hit.wait_for(timeout=10_000)
+    assert hit.locator("mark").inner_text().lower() == "harbour"
+    page.wait_for_function("() => [...document.querySelectorAll('.hit img')].every(i => i.complete && "
+                           "i.naturalWidth > 0)", timeout=10_000)
+    cue = truth["Bring the boat to the harbour"]
+    hit.click()
+    page.wait_for_function("() => { const v = document.querySelector('#video'); return v.readyState >= 2 && "
+                           "!v.seeking && v.currentTime > 0; }", timeout=15_000)
+    at = page.evaluate("document.querySelector('#video').currentTime") * 1000
+    assert cue.start_ms - 1 <= at <= cue.start_ms + 600, at  # at the cue (it may have played on a little)
+    page.evaluate("() => { const v = document.querySelector('#video'); v.pause(); v.currentTime = %f; }"
+                  % ((cue.start_ms + 300) / 1000))
+    page.wait_for_function("() => document.querySelector('#cue-list li.active') !== null", timeout=10_000)
+    assert "Bring the boat" in page.locator("#cue-list li.active").inner_text()
+    assert page.locator("#cannot-play").is_hidden()
+
+    page.click("#proof-link")
+    rows = page.locator("#proof-list li")
+    rows.first.wait_for(timeout=10_000)
+    assert rows.count() == 3
+    index = page.evaluate("[...document.querySelectorAll('#proof-list textarea')].findIndex("
+                          "t => t.value.startsWith('Bring'))")
+    row = rows.nth(index)
+    start, before = page.evaluate("(() => { const c = state.proof.find(c => c.text.startsWith('Bring'));"
+                                  " return [c.start_ms, c.end_ms]; })()")
+    text = row.locator("textarea")
+    text.fill("Bring the boat to the lighthouse")
+    row.get_by_role("button", name="end +1f").click()
+    page.click("#save")
+    page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('saved')", timeout=10_000)
+    page.click("[data-export=srt]")
+    page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('exported')",
+                           timeout=10_000)
+    written = read_srt(library.root / "harbour.srt")
+    edited = [c for c in written if c.text == "Bring the boat to the lighthouse"]
+    assert len(edited) == 1 and edited[0].start_ms == start
+    assert edited[0].end_ms == before + FRAME_MS
+    assert [c.text for c in written] == ["The lighthouse keeper waved", "Bring the boat to the lighthouse",
+                                         "Nobody saw the lighthouse"]
+    assert not page.errors, page.errors
