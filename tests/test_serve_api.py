@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,15 +153,25 @@ def test_stream_answers_range_requests(serve_client: TestClient, serve_library: 
 
 @pytest.fixture()
 def own_library(serve_library: Library, tmp_path: Path) -> Library:
-    """A copy of the library and its index that a test may change (edits, exports, jobs)."""
-    from vidocr.extractor import Extractor
-    from vidocr.index import BuildOptions, build_index
+    """A copy of the library and its index that a test may change (edits, exports, jobs): the index file is
+    copied and its video paths moved to the copy (no second extraction)."""
+    from vidocr.index.db import open_index, transaction
 
     root = tmp_path / "library"
     shutil.copytree(serve_library.root, root)
     db = tmp_path / "index.sqlite"
-    with Extractor() as extractor:
-        build_index(db, [root], BuildOptions(extract=extractor, lang="en"))
+    src, dst = sqlite3.connect(serve_library.db), sqlite3.connect(db)
+    src.backup(dst)  # the WAL's pages too
+    src.close()
+    dst.close()
+    conn = open_index(db)
+    try:
+        old = str(serve_library.root) + "/"
+        with transaction(conn):
+            conn.execute("UPDATE videos SET path = ? || substr(path, ?) WHERE substr(path, 1, ?) = ?",
+                         (str(root) + "/", len(old) + 1, len(old), old))
+    finally:
+        conn.close()
     return type(serve_library)(root, db, serve_library.truth, serve_library.outside)
 
 
@@ -315,6 +326,32 @@ def test_cancelling_a_running_job_gives_it_back_and_fails_it(own_library: Librar
         assert r.status_code == 200 and r.json()["state"] == "failed" and r.json()["error"] == "cancelled"
         cues = client.get(f"/api/v1/videos/{video_id(client, 'harbour.mp4')}/cues").json()["cues"]
         assert len(cues) == 3  # the index kept the earlier extraction
+
+
+def test_shutdown_lets_the_job_run_then_gives_it_back_untouched(own_library: Library) -> None:
+    from vidocr.daemon.jobs import JobQueue
+    from vidocr.types import Cue, VideoInfo
+
+    def endless(path: Path) -> tuple[Iterator[Cue], VideoInfo]:
+        def cues() -> Iterator[Cue]:
+            for i in range(10_000):
+                time.sleep(0.02)
+                yield Cue(i * 100, i * 100 + 50, f"line {i}")
+
+        return cues(), VideoInfo(str(path), 480, 270, 5.2, 25.0, "h264")
+
+    settings = own_library.settings(worker=True, extractor=endless, stop_timeout_s=0.3)
+    with TestClient(create_app(settings)) as client:
+        job = client.post("/api/v1/jobs", json={"path": "harbour.mp4"}).json()["job"]
+        assert _wait_job(client, job["id"], ("running",), 10)["state"] == "running"
+        started = time.monotonic()
+    assert time.monotonic() - started < 5  # stopped at the next cue after the stop timeout
+    queue = JobQueue(settings.queue_path)
+    try:
+        back = queue.by_id(job["id"])
+    finally:
+        queue.close()
+    assert back is not None and back.state == "pending" and back.attempts == 0  # resumes on the next start
 
 
 def test_health_metrics_and_openapi(serve_client: TestClient) -> None:

@@ -314,3 +314,21 @@ def test_keys_and_serve_commands(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "without API keys" in err and err.count("\n") == 1
     assert main(["serve", str(tmp_path / "missing"), "--db", fresh]) == 2
     assert main(["serve", str(lib), "--db", fresh, "--max-upload", "lots"]) == 2
+
+
+def test_example_config_and_systemd_unit_agree() -> None:
+    from vidocr._cli import build_parser
+    from vidocr._cli.config import apply_config
+
+    root = Path(__file__).resolve().parent.parent
+    parser = build_parser()
+    argv = ["serve", "--config", str(root / "configs" / "serve.yaml")]
+    apply_config(parser, argv, "serve")
+    args = parser.parse_args(argv)
+    assert args.dirs and args.db and args.host == "127.0.0.1" and args.port == 8765 and args.stop_timeout == 60
+    keys_argv = ["keys", "--config", str(root / "configs" / "serve.yaml"), "list"]
+    apply_config(parser, keys_argv, "keys")
+    assert parser.parse_args(keys_argv).db == args.db  # `vidocr keys --config` finds the server's index
+    unit = (root / "configs" / "vidocr-serve.service").read_text(encoding="utf-8")
+    assert "vidocr serve --config /etc/vidocr/serve.yaml" in unit and "KillSignal=SIGTERM" in unit
+    assert float(unit.split("TimeoutStopSec=")[1].split()[0]) > args.stop_timeout + 10

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from vidocr.index.db import open_index
     from vidocr.serve.auth import create_key, list_keys, revoke_key
 
-    conn = open_index(db_path(args))
+    conn = open_index(db_path(args), create=args.keys_action == "create")
     try:
         if args.keys_action == "create":
             row, key = create_key(conn, args.name, "read" if args.read_only else "full")
