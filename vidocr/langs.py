@@ -96,8 +96,9 @@ def parse_langs(value: str | Iterable[str] | None) -> tuple[str, ...]:
             base = code.split("-")[0] if code not in PPOCR_LANGS and code not in TESSERACT_LANGS else code
             if base not in PPOCR_LANGS and base not in TESSERACT_LANGS:
                 raise ConfigError(
-                    f"--lang: unknown language or script {part.strip()!r}; use ISO 639 codes (ko, ru, ar, th, hi, zh, "
-                    "en...) or script names (hangul, cyrillic, arabic, thai, devanagari, latin), or auto"
+                    f"{{param}}: unknown language or script {part.strip()!r}; use ISO 639 codes (ko, ru, ar, th, hi, "
+                    "zh, en...) or script names (hangul, cyrillic, arabic, thai, devanagari, latin), or auto",
+                    param="lang",
                 )
             if base not in out:
                 out.append(base)
@@ -141,11 +142,13 @@ def check_langs(langs: Sequence[str]) -> None:
     if not packs:
         return
     if importlib.util.find_spec("tesserocr") is None:
-        raise EngineUnavailable(f"--lang {','.join(langs)} needs Tesseract: pip install 'vidocr[tesseract]'")
+        raise EngineUnavailable(f"{{param}} {','.join(langs)} needs Tesseract: pip install 'vidocr[tesseract]'",
+                                param="lang")
     missing = [p for p in packs if p not in installed_packs()]
     if missing:
         names = " ".join(apt_package(p) for p in missing)
-        raise ConfigError(f"--lang {','.join(langs)}: language pack not installed: apt-get install {names}")
+        raise ConfigError(f"{{param}} {','.join(langs)}: language pack not installed: apt-get install {names}",
+                          param="lang")
 
 
 def script_counts(text: str) -> dict[str, int]:

@@ -91,7 +91,7 @@ def check_task(engine_name: str, task: Task, translate_to: str | None) -> None:
         able = ", ".join(engines_for_task(task)) or "none installed"
         raise ConfigError(f"engine {engine_name!r} cannot do task {task.value!r}; engines that can: {able}")
     if task is Task.TRANSLATE and not translate_to:
-        raise ConfigError("translation needs a target language (--translate LANG)")
+        raise ConfigError("translation needs a target language ({param} LANG)", param="translate_to")
 
 
 def extract(

@@ -21,7 +21,7 @@ from typing import Protocol
 from vidocr import __version__
 from vidocr._cli import extract, index, jobs, keys, search, serve, watch
 from vidocr._cli.config import apply_config
-from vidocr._cli.errors import exit_codes_epilog
+from vidocr._cli.errors import describe, exit_codes_epilog
 from vidocr.errors import VidocrError
 
 
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _setup_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
         return int(by_name[args.command].run(args))
     except VidocrError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {describe(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

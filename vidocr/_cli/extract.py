@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from vidocr._cli.console import Console, FileProgress, stage_times, summary_table
-from vidocr._cli.errors import exit_codes_epilog
+from vidocr._cli.errors import describe, exit_codes_epilog
 from vidocr._cli.options import add_extract_options, extract_options_from_args, parse_format_args
 from vidocr._cli.ray import add_ray_options, wants_ray
 from vidocr._cli.ray import run_extract as run_extract_on_ray
-from vidocr.errors import ConfigError, OutputError, VidocrError, display_path
+from vidocr.errors import ConfigError, OutputError, VidocrError, classify, display_path
 
 log = logging.getLogger("vidocr")
 
@@ -256,7 +256,7 @@ def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.N
         console.clear()
         if _stops_the_run(exc, extractor):
             raise  # every later video would fail the same way: one line, exit 4
-        message = str(exc) if exc.path else f"{shown_name}: {exc}"
+        message = describe(exc) if exc.path else f"{shown_name}: {describe(exc)}"
         console.line(f"error: {message}", always=True)
         return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0,
                           usage_error=isinstance(exc, ConfigError))
@@ -279,9 +279,7 @@ def _verbose(console: Console, args: argparse.Namespace, video: Path, stats: dic
 def _stops_the_run(exc: VidocrError, extractor: Any) -> bool:
     """An engine that could not start, or OCR servers that cannot be reached: every later video would fail the
     same way (after the same wait), so the run stops on that one line (exit 4)."""
-    from vidocr.errors import EngineError
-
-    if not isinstance(exc, EngineError):
+    if classify(exc).kind != "engine":
         return False
     from vidocr.engines.openai_client import ServerUnreachable
 

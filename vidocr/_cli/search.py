@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from vidocr._cli.config import leaf_parser
-from vidocr._cli.errors import exit_codes_epilog
+from vidocr._cli.errors import describe, exit_codes_epilog
 from vidocr._cli.options import DB_DEFAULT_HELP, db_path
 from vidocr.errors import VidocrError, display_path
 
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             conn.close()
     except VidocrError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {describe(err)}", file=sys.stderr)
         return err.exit_code
     if args.json:
         hits = [dict(h.to_dict(), start=clock(h.start_ms), play=play_command(h.video, h.start_ms)) for h in result.hits]

@@ -55,4 +55,4 @@ class WatchOptions:
         if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
             from vidocr.errors import ConfigError
 
-            raise ConfigError(f"--metrics-port must be a port number from 0 to 65535, got {port!r}")
+            raise ConfigError(f"{{param}} must be a port number from 0 to 65535, got {port!r}", param="metrics_port")

@@ -34,7 +34,7 @@ class DaemonMetrics:
 
     def __init__(self, job_counts: Callable[[], dict[str, int]]) -> None:
         if not HAVE_PROMETHEUS:
-            raise ConfigError("--metrics-port needs prometheus-client: pip install 'vidocr[watch]'")
+            raise ConfigError("{param} needs prometheus-client: pip install 'vidocr[watch]'", param="metrics_port")
         self.registry = registry = CollectorRegistry()
         self.jobs_finished = Counter(
             "vidocr_jobs_finished", "Jobs that ended an attempt, by outcome", ["outcome"], registry=registry

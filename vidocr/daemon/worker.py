@@ -23,7 +23,7 @@ from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
 from vidocr.discover import make_folders
-from vidocr.errors import ConfigError, EngineError, IndexError_, InputError, OutputError, VidocrError
+from vidocr.errors import InputError, OutputError, VidocrError, classify
 from vidocr.files import Stamp, hash_or_none, output_stem, outputs_exist, stamp_or_none
 from vidocr.formats import WRITERS, get_writer, write_outputs
 from vidocr.index.store import find_video, save_extraction, save_failure
@@ -176,7 +176,8 @@ class JobRunner:
     # --- outcomes ---------------------------------------------------------------------------------------------
 
     def _failed(self, job: Job, err: BaseException) -> str:
-        kind, permanent = _classify(err)
+        handling = classify(err)
+        kind, permanent = handling.kind, handling.permanent
         reason = err.reason if isinstance(err, VidocrError) else f"{type(err).__name__}: {err}"
         if kind == "internal":
             log.error("unexpected failure on %s", job.path, exc_info=err)
@@ -217,25 +218,6 @@ class JobRunner:
         self.queue.drop(job.path, running=True)
         event(log, logging.INFO, "job_dropped", "file deleted; its job was dropped", job=job.id, path=job.path)
         return "dropped"
-
-
-def _classify(err: BaseException) -> tuple[str, bool]:
-    """(kind, permanent): bad input and bad settings fail at once; the rest may pass and is retried."""
-    if isinstance(err, InputError):
-        return "input", True
-    if isinstance(err, ConfigError):
-        return "config", True
-    if isinstance(err, EngineError):
-        return "engine", False
-    if isinstance(err, OutputError):
-        return "output", False
-    if isinstance(err, (IndexError_, sqlite3.Error)):
-        return "index", False
-    if isinstance(err, VidocrError):
-        return "input", True  # e.g. "no video frames": a property of the file
-    if isinstance(err, OSError):
-        return "io", False
-    return "internal", False
 
 
 def _remove_stale_temps(folder: Path, stem: str) -> None:

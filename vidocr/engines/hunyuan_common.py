@@ -148,7 +148,7 @@ def question_for(profile: ModelProfile, task: Task, translate_to: str | None = N
     """The profile's prompt text for ``task`` (a clear error when its prompt set has none)."""
     if task is Task.TRANSLATE:
         if not translate_to:
-            raise ConfigError("translation needs a target language (--translate LANG)")
+            raise ConfigError("translation needs a target language ({param} LANG)", param="translate_to")
         lang = translate_to.lower()
         if lang not in profile.translate_prompts:
             able = ", ".join(profile.languages())

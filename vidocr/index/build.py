@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vidocr.discover import iter_videos
-from vidocr.errors import ConfigError, EngineError, InputError, VidocrError, display_path, one_line
+from vidocr.errors import INTERNAL_ERROR, InputError, VidocrError, classify, display_path, one_line
 from vidocr.files import Stamp, hash_or_none
 from vidocr.index import store
 from vidocr.index.db import check_intact, check_writable, index_error, open_index, writer_lock
@@ -250,11 +250,12 @@ class _Builder:
         try:
             cues_iter, info = self.extract(Path(path))
             cues = list(cues_iter)
-        except (ConfigError, EngineError):
-            raise  # the engine or its settings, not this video: stop the build
-        except (VidocrError, OSError) as err:
-            return self._fail(path, stamp, content, err.reason if isinstance(err, VidocrError) else str(err))
         except Exception as err:
+            handling = classify(err)
+            if handling.stops_batch:
+                raise  # the engine or its settings, not this video: stop the build
+            if handling is not INTERNAL_ERROR:
+                return self._fail(path, stamp, content, err.reason if isinstance(err, VidocrError) else str(err))
             # One line, as for any failure (the traceback is in the debug log): the build goes on.
             log.error("%s: internal error: %s: %s", display_path(path), type(err).__name__, one_line(str(err)))
             log.debug("traceback of the internal error on %s", display_path(path), exc_info=True)
