@@ -198,21 +198,21 @@ def search_cues(
         raise ApiError(400, "the query holds a NUL character")
     result = search(state.index(), q, options)
     page = result.hits[offset:wanted]
-    ids: dict[str, int | None] = {}
+    videos: dict[str, tuple[dict[str, Any], int | None, str | None]] = {}  # per video: where, id, media token
     hits = []
     for hit in page:
-        if hit.video not in ids:
+        if hit.video not in videos:
             row = state.index().execute("SELECT id FROM videos WHERE path = CAST(? AS TEXT)",
                                         (fs_text(hit.video),)).fetchone()
-            ids[hit.video] = row[0] if row else None
-        where = _where(state, hit.video)
+            vid = row[0] if row else None
+            token = state.tokens.make(vid, principal.key_id) if vid is not None else None
+            videos[hit.video] = (_where(state, hit.video), vid, token)
+        where, vid, token = videos[hit.video]
         if where["root"] is None:
             continue  # a video of the index outside the served roots is never shown
         doc = hit.to_dict()
         del doc["highlighted"], doc["video"]
-        video_id = ids[hit.video]
-        doc.update(where, video_id=video_id, mpv=_play_command(hit.video, hit.start_ms),
-                   media_token=state.tokens.make(video_id, principal.key_id) if video_id is not None else None)
+        doc.update(where, video_id=vid, mpv=_play_command(hit.video, hit.start_ms), media_token=token)
         if doc["track"]["sidecar"]:
             doc["track"]["sidecar"] = os.path.basename(doc["track"]["sidecar"])
         hits.append(doc)

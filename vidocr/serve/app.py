@@ -11,7 +11,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -21,7 +21,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vidocr.errors import ConfigError, IndexError_, InputError, OutputError, VidocrError
 from vidocr.serve import ServeSettings
@@ -236,25 +238,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
         log.error("internal error on %s %s: %s: %s", request.method, _route(request), type(err).__name__, err)
         return _error(500, "internal error (see the server log)")
 
-    @app.middleware("http")
-    async def _guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        started = time.perf_counter()
-        try:
-            response = await call_next(request)
-        except Exception as err:  # noqa: BLE001 - one JSON line, never a traceback
-            log.error("internal error on %s %s: %s: %s", request.method, _route(request), type(err).__name__, err)
-            response = _error(500, "internal error (see the server log)")
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        if request.url.path.startswith("/api/"):
-            response.headers.setdefault("Cache-Control", "no-store")
-        route = _route(request)
-        seconds = time.perf_counter() - started
-        state.metrics.requests.labels(request.method, route, str(response.status_code)).inc()
-        state.metrics.latency.labels(route).observe(seconds)
-        log.info("%s %s %d %.1f ms key=%s", request.method, route, response.status_code, seconds * 1000,
-                 getattr(request.state, "key_name", "-"))
-        return response
+    app.add_middleware(_Guard, state=state)
 
     from vidocr.serve import api
 
@@ -288,6 +272,55 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.get("/static/app.js", include_in_schema=False)(_page("app.js", "text/javascript; charset=utf-8"))
     app.get("/static/app.css", include_in_schema=False)(_page("app.css", "text/css; charset=utf-8"))
     return app
+
+
+class _Guard:
+    """Pure ASGI middleware around every request: security headers, ``no-store`` on the API, metrics, one log
+    line (route template, status, time, key name), and a JSON 500 line instead of a traceback."""
+
+    def __init__(self, app: ASGIApp, state: ServeState) -> None:
+        self.app, self.state = app, state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = [0]
+        api = str(scope.get("path", "")).startswith("/api/")
+
+        async def guarded_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+                if api:
+                    headers.setdefault("Cache-Control", "no-store")
+            await send(message)
+
+        try:
+            await self.app(scope, receive, guarded_send)
+        except Exception as err:  # noqa: BLE001 - one JSON line, never a traceback
+            log.error("internal error on %s %s: %s: %s", scope.get("method"), _route_of(scope), type(err).__name__,
+                      err)
+            if status[0]:
+                raise
+            await _error(500, "internal error (see the server log)")(scope, receive, guarded_send)
+        finally:
+            route, seconds = _route_of(scope), time.perf_counter() - started
+            metrics = self.state.metrics
+            metrics.requests.labels(scope.get("method", "?"), route, str(status[0] or 500)).inc()
+            metrics.latency.labels(route).observe(seconds)
+            key_name = (scope.get("state") or {}).get("key_name", "-")
+            log.info("%s %s %d %.1f ms key=%s", scope.get("method"), route, status[0] or 500, seconds * 1000,
+                     key_name)
+
+
+def _route_of(scope: Scope) -> str:
+    """The route's template (``/api/v1/videos/{video_id}``), not the URL: no ids, paths or query strings."""
+    path = getattr(scope.get("route"), "path", None)
+    return str(path) if path else "unmatched"
 
 
 def _route(request: Request) -> str:
