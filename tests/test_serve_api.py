@@ -47,6 +47,10 @@ def test_search_groups_hits_by_video_highlights_and_pages(serve_client: TestClie
         assert hit["text"][a:b].lower() == "lighthouse"
         assert hit["mpv"].startswith("mpv --start=00:00:0") and hit["mpv"].endswith(hit["path"])
         assert hit["video_id"] == video_id(serve_client, hit["path"])
+        cues = serve_client.get(f"/api/v1/videos/{hit['video_id']}/cues").json()["cues"]
+        assert [c["text"] for c in cues if c["id"] == hit["cue_id"]] == [hit["text"]]
+        band = serve_client.get(f"/api/v1/cues/{hit['cue_id']}/band", params={"token": hit["media_token"]})
+        assert band.status_code == 200 and band.headers["content-type"] == "image/jpeg"
     # the index also holds ../private/secret.mp4 (the same cues): it is outside the served root, never shown
     assert all("secret" not in json.dumps(h) for h in hits)
     first = serve_client.get("/api/v1/search", params={"q": "lighthouse", "limit": 1}).json()

@@ -55,6 +55,7 @@ class Hit:
     kind: str
     lang: str | None
     sidecar: str | None
+    cue_id: int | None = None  # the cue's row in the index (its band image in `vidocr serve`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -148,7 +149,7 @@ def _hits(conn: sqlite3.Connection, scores: dict[int, float], parsed: Any, optio
     for cue_id, video, start, end, text, source, kind, lang, sidecar in rows:
         spans = tuple(highlight_spans(text, parsed))
         shown = mark(text, spans, options.marks)
-        hits.append(Hit(video, start, end, text, shown, spans, -scores[cue_id], source, kind, lang, sidecar))
+        hits.append(Hit(video, start, end, text, shown, spans, -scores[cue_id], source, kind, lang, sidecar, cue_id))
     hits.sort(key=lambda h: (-h.score, h.video, h.start_ms))
     return hits
 

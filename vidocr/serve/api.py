@@ -212,7 +212,8 @@ def search_cues(
             continue  # a video of the index outside the served roots is never shown
         doc = hit.to_dict()
         del doc["highlighted"], doc["video"]
-        doc.update(where, video_id=vid, mpv=_play_command(hit.video, hit.start_ms), media_token=token)
+        doc.update(where, video_id=vid, cue_id=hit.cue_id, mpv=_play_command(hit.video, hit.start_ms),
+                   media_token=token)
         if doc["track"]["sidecar"]:
             doc["track"]["sidecar"] = os.path.basename(doc["track"]["sidecar"])
         hits.append(doc)

@@ -83,7 +83,8 @@ async function runSearch(q) {
     for (const hit of hits) {
       const mid = Math.floor((hit.start_ms + hit.end_ms) / 2);
       const row = el("div", { class: "hit", tabindex: "0", "data-video": videoId, "data-ms": hit.start_ms },
-        el("img", { src: media(videoId, hit.media_token, `band?ms=${mid}`), alt: "", loading: "lazy" }),
+        el("img", { src: `${API}/cues/${hit.cue_id}/band?token=${encodeURIComponent(hit.media_token)}`,
+                    alt: "band at " + clock(mid), loading: "lazy" }),
         el("span", { class: "time" }, clock(hit.start_ms)), " ",
         el("span", { class: "text" }, highlighted(hit.text, hit.spans)));
       const go = () => { location.hash = `#/video/${videoId}?t=${hit.start_ms}`; };
@@ -162,9 +163,18 @@ async function openProof(id) {
   state.selected = 0;
   setDirty(false);
   $("#proof-title").textContent = meta.path;
-  $("#proof-note").textContent = meta.revisions.ocr_is_newer
-    ? "A newer extraction exists than your last edit; your edit is shown (see the revisions in the API)."
+  const note = $("#proof-note");
+  note.textContent = meta.revisions.ocr_is_newer
+    ? "A newer extraction exists than your last edit; your edit is shown. "
     : meta.revisions.edited ? "Showing your latest edit (the OCR output is kept)." : "Showing the OCR output.";
+  if (meta.revisions.ocr_is_newer) {
+    note.append(el("button", { type: "button", id: "load-ocr", onclick: async () => {
+      const r = await api(`/videos/${id}/revisions/${meta.revisions.latest_ocr}`);
+      state.proof = r.cues.map((c) => Object.assign({}, c));
+      setDirty(true); renderProof();
+      status("newest extraction loaded: save to keep it as your edit");
+    } }, "Load the newest extraction"));
+  }
   setSource($("#proof-video"), meta, 0, () => { $("#proof-note").textContent = "This browser cannot play it: " + meta.mpv; });
   renderProof();
 }
