@@ -31,7 +31,8 @@ Cues = list[tuple[int, int, str]]
 
 def render_clip(path: Path, i: int, duration: float = 1.6, size: tuple[int, int] = (320, 180)) -> Path:
     step = duration / 2
-    cues = (SynthCue(0.1, step - 0.1, f"{WORDS[i % 12]} {i}"), SynthCue(step + 0.1, duration - 0.1, f"{WORDS[(i + 5) % 12]} go"))
+    cues = (SynthCue(0.1, step - 0.1, f"{WORDS[i % 12]} {i}"),
+            SynthCue(step + 0.1, duration - 0.1, f"{WORDS[(i + 5) % 12]} go"))
     render_video(SynthSpec(width=size[0], height=size[1], duration=duration, font_size=size[1] // 10, seed=i,
                            cues=cues), path)
     return path
@@ -270,3 +271,36 @@ def test_a_killed_watch_driver_resumes_from_its_queue_and_stores_each_video_once
     assert index_rows(db) == index_rows(plain[1])
     assert {p.name: p.read_bytes() for p in out.iterdir()} == {
         p.name: p.read_bytes() for p in plain[0].iterdir() if p.suffix == ".srt"}
+
+
+def test_a_model_engine_reads_on_a_pooled_ocr_actor_with_the_plain_runs_cues(
+    cluster: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """hunyuan-transformers with the tiny random HunYuanVL (made confident, so cues are written): the crops of two
+    videos go to one OCR actor (no GPU here: actor_gpus 0), and the SRT is the plain run's."""
+    pytest.importorskip("transformers.models.hunyuan_vl")
+    from hunyuan_testutil import confident_model
+
+    from vidocr.cluster import RayExtractor, RayOptions
+    from vidocr.engines import EngineOptions
+    from vidocr.formats import get_writer
+    from vidocr.pipeline import ExtractOptions
+
+    extra = {"model": str(confident_model(tmp_path_factory)), "max_tokens": 12}
+    options = ExtractOptions(engine="hunyuan-transformers", engine_options=EngineOptions(batch_size=4, extra=extra))
+    videos = [ROOT / "samples" / "demo.mp4", ROOT / "samples" / "en.mp4"]
+    srt = get_writer("srt")
+    with RayExtractor(options, RayOptions(actor_cpus=0)) as extractor:
+        assert len(extractor.actors) == 1
+        on_ray, crops = {}, 0
+        for video in extractor.run_ahead(videos, key=lambda v: v):
+            cues, info = extractor(video)
+            on_ray[video.name] = srt.render(list(cues), info)
+            crops += int(info.stats["ocr_calls"])
+        [log] = extractor.batch_logs()
+    assert sum(log.sizes) == crops > 0  # every crop of both videos was read by the actor's engine
+    with Extractor(options) as plain_extractor:
+        for video in videos:
+            cues, info = plain_extractor(video)
+            assert srt.render(list(cues), info) == on_ray[video.name]
+    assert all(" --> " in text for text in on_ray.values())

@@ -1,0 +1,83 @@
+"""OCR actors for model engines (``vidocr.cluster.pool``): crops of several videos joined into one engine call,
+each caller's results back in order; and the pool on a local Ray with the ``hunyuan-transformers`` engine and the
+tiny random-weight HunYuanVL model (same SRT as the plain run). The vLLM engine in an actor takes 1.5 minutes to
+start on this 2-core machine, over the suite's budget: its actor runs the same engine class the plain vLLM tests
+check, the pool code is engine-agnostic."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vidocr.cluster.pool import Batcher
+from vidocr.errors import EngineError
+from vidocr.types import OcrLine, OcrResult, Task
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+class SlowEngine:
+    """Answers each crop with its first pixel's value as text; the first call blocks until released."""
+
+    name = "slow"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.release = threading.Event()
+
+    def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
+        if not self.calls:
+            self.release.wait(10)
+        self.calls.append([str(int(image[0, 0, 0])) for image in images])
+        return [OcrResult((OcrLine(str(int(image[0, 0, 0])), 1.0),)) for image in images]
+
+
+def crops(*values: int) -> list[np.ndarray]:
+    return [np.full((4, 4, 3), v, np.uint8) for v in values]
+
+
+def test_calls_that_arrive_while_the_engine_is_busy_become_one_batch_each_caller_gets_its_own_results() -> None:
+    engine = SlowEngine()
+    batcher = Batcher(engine, max_batch=8)
+    answers: dict[str, list[str]] = {}
+
+    def call(name: str, values: tuple[int, ...]) -> None:
+        answers[name] = [r.text for r in batcher.recognize(crops(*values), Task.SUBTITLE, caller=name)]
+
+    first = threading.Thread(target=call, args=("a", (1, 2)))
+    first.start()
+    while batcher.log.busy_s == 0 and not engine.calls and not batcher._busy:
+        time.sleep(0.01)
+    others = [threading.Thread(target=call, args=(name, values))
+              for name, values in (("b", (3, 4, 5)), ("c", (6,)), ("d", (7, 8, 9, 10, 11)))]
+    for thread in others:
+        thread.start()
+    while len(batcher._queue) < 3:
+        time.sleep(0.01)
+    engine.release.set()
+    for thread in (first, *others):
+        thread.join(10)
+    assert answers == {"a": ["1", "2"], "b": ["3", "4", "5"], "c": ["6"], "d": ["7", "8", "9", "10", "11"]}
+    # a alone (the engine was idle); then b and c joined (4 crops), d did not fit in 8 with them: next call
+    assert engine.calls == [["1", "2"], ["3", "4", "5", "6"], ["7", "8", "9", "10", "11"]]
+    assert batcher.log.sizes == [2, 4, 5] and batcher.log.callers == [1, 2, 1]
+
+
+def test_an_engine_error_reaches_every_caller_of_the_batch_and_the_next_batch_runs() -> None:
+    class Failing(SlowEngine):
+        def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
+            if int(images[0][0, 0, 0]) == 0:
+                raise EngineError("boom")
+            return super().recognize(images, task)
+
+    engine = Failing()
+    engine.release.set()
+    batcher = Batcher(engine, max_batch=8)
+    with pytest.raises(EngineError, match="boom"):
+        batcher.recognize(crops(0, 1), Task.SUBTITLE)
+    assert [r.text for r in batcher.recognize(crops(5), Task.SUBTITLE)] == ["5"]
