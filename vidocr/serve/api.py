@@ -178,8 +178,8 @@ def search_cues(
     folder: str | None = Query(None, max_length=4096, description="a folder relative to a library root"),
     root: int | None = Query(None, ge=0),
     lang: str | None = Query(None, max_length=35),
-    modified_after: float | None = Query(None, description="Unix seconds: videos modified at or after"),
-    modified_before: float | None = Query(None, description="Unix seconds: videos modified before"),
+    modified_after: float | None = Query(None, ge=0, le=9e9, description="Unix seconds: videos modified at or after"),
+    modified_before: float | None = Query(None, ge=0, le=9e9, description="Unix seconds: videos modified before"),
 ) -> dict[str, Any]:
     state = _state(request)
     principal = state.authenticate(request, "read")
