@@ -81,3 +81,19 @@ def test_an_engine_error_reaches_every_caller_of_the_batch_and_the_next_batch_ru
     with pytest.raises(EngineError, match="boom"):
         batcher.recognize(crops(0, 1), Task.SUBTITLE)
     assert [r.text for r in batcher.recognize(crops(5), Task.SUBTITLE)] == ["5"]
+
+
+def test_ray_options_without_ray_installed_name_the_extra_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import sys
+
+    from vidocr._cli import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    video = SAMPLES / "short_cue.mp4"
+    assert main(["extract", str(video), "-o", str(tmp_path), "--ray"]) == 2
+    assert main(["index", "build", str(video), "--db", str(tmp_path / "i.sqlite"), "--ray", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["error: --ray needs Ray: pip install 'vidocr[ray]'"] * 2
+    assert not list(tmp_path.glob("*.srt"))

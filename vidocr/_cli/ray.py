@@ -24,6 +24,11 @@ def add_ray_options(p: argparse.ArgumentParser) -> None:
                    help="videos submitted at once (default: twice the cluster's CPUs / --ray-cpus)")
     g.add_argument("--ray-retries", type=int, default=3, metavar="N",
                    help="re-runs of a video whose worker or node died (default: 3)")
+    g.add_argument("--ray-ocr-actors", type=int, default=0, metavar="N",
+                   help="model engines (hunyuan-*, openai): actors that each hold one engine and read the crops of "
+                        "every video (default: one per GPU of the cluster, one without GPUs)")
+    g.add_argument("--ray-actor-gpus", type=float, metavar="N",
+                   help="GPUs each OCR actor takes (default: 1 where the cluster has GPUs, else 0)")
 
 
 def wants_ray(args: argparse.Namespace) -> bool:
@@ -33,16 +38,20 @@ def wants_ray(args: argparse.Namespace) -> bool:
 def ray_extractor(args: argparse.Namespace, options: Any) -> Any:
     """The :class:`~vidocr.cluster.RayExtractor` the options ask for (joins or starts Ray)."""
     cpus, in_flight, retries = args.ray_cpus, args.ray_in_flight, args.ray_retries
+    actors, gpus = args.ray_ocr_actors, args.ray_actor_gpus
     if not (isinstance(cpus, (int, float)) and 0 < cpus <= 1024):
         raise ConfigError(f"--ray-cpus must be a number above 0, got {cpus!r}")
-    if not (isinstance(in_flight, int) and in_flight >= 0) or not (isinstance(retries, int) and retries >= 0):
-        raise ConfigError("--ray-in-flight and --ray-retries must be whole numbers >= 0")
+    if not all(isinstance(n, int) and n >= 0 for n in (in_flight, retries, actors)):
+        raise ConfigError("--ray-in-flight, --ray-retries and --ray-ocr-actors must be whole numbers >= 0")
+    if gpus is not None and not (isinstance(gpus, (int, float)) and 0 <= gpus <= 64):
+        raise ConfigError(f"--ray-actor-gpus must be a number from 0 to 64, got {gpus!r}")
     from vidocr.cluster.runner import RayExtractor, RayOptions, import_ray
 
     import_ray()  # the one-line install hint before anything else
     address = str(args.ray).strip() or None
     return RayExtractor(options, RayOptions(address=address, num_cpus=float(cpus), max_in_flight=in_flight,
-                                            max_retries=retries))
+                                            max_retries=retries, ocr_actors=actors,
+                                            actor_gpus=None if gpus is None else float(gpus)))
 
 
 def run_extract(args: argparse.Namespace) -> int:
