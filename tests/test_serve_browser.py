@@ -36,8 +36,14 @@ def server(serve_library: Library, tmp_path_factory: pytest.TempPathFactory) -> 
     root = base / "library"
     shutil.copytree(serve_library.root, root)
     db = base / "index.sqlite"
+    from support.synth import SynthCue, SynthSpec, render_video
+
     from vidocr.extractor import Extractor
     from vidocr.index import BuildOptions, build_index
+
+    # a Matroska file: browsers do not play the container, the page must say so and give the mpv line
+    render_video(SynthSpec(width=320, height=180, duration=2.0, font_size=18, cut_every=None, container="mkv",
+                           cues=(SynthCue(0.4, 1.6, "Matroska night"),)), root / "night.mkv")
 
     with Extractor() as extractor:
         build_index(db, [root], BuildOptions(extract=extractor, lang="en"))
@@ -126,3 +132,19 @@ def test_search_play_proofread_and_export(server: tuple[str, Library], page: Any
     assert [c.text for c in written] == ["The lighthouse keeper waved", "Bring the boat to the lighthouse",
                                          "Nobody saw the lighthouse"]
     assert not page.errors, page.errors
+
+
+def test_a_video_the_browser_cannot_play_gets_the_mpv_line(page: Any) -> None:
+    page.evaluate("location.hash = '#/?q=matroska'")
+    hit = page.locator(".hit", has_text="Matroska night")
+    hit.wait_for(timeout=10_000)
+    hit.click()
+    message = page.locator("#cannot-play")
+    message.wait_for(state="visible", timeout=10_000)
+    text = message.inner_text()
+    assert "cannot play" in text and "night.mkv" in text and "mpv --start=" in text
+    start = page.evaluate("+new URLSearchParams(location.hash.split('?')[1]).get('t')")
+    clock = f"00:00:{start // 1000:02d}.{start % 1000:03d}"
+    assert page.locator("#mpv-line").inner_text().startswith(f"mpv --start={clock} ")
+    assert f"mpv --start={clock} " in text
+    assert page.evaluate("document.querySelector('#video').getAttribute('src')") is None

@@ -38,6 +38,13 @@ function clock(ms) {
   return (h ? h + ":" : "") + String(m).padStart(2, "0") + ":" + (s % 60).toFixed(3).padStart(6, "0");
 }
 
+function mpvAt(line, ms) {  // the server's mpv line (at 0) starting at ms: --start=HH:MM:SS.mmm
+  const t = Math.max(0, Math.round(ms)), p2 = (n) => String(n).padStart(2, "0");
+  const at = `${p2(Math.floor(t / 3600000))}:${p2(Math.floor(t / 60000) % 60)}:${p2(Math.floor(t / 1000) % 60)}.` +
+             String(t % 1000).padStart(3, "0");
+  return line.replace("--start=00:00:00.000", "--start=" + at);
+}
+
 function highlighted(text, spans) {
   const frag = document.createDocumentFragment();
   let at = 0;
@@ -110,7 +117,7 @@ async function loadVideo(id) {
 
 function setSource(video, meta, at, onFail) {
   const playable = meta.probe.playable && video.canPlayType(meta.probe.mime) !== "";
-  if (!playable) { onFail(); return; }
+  if (!playable) { video.removeAttribute("src"); video.load(); onFail(); return; }  // not the last video's
   video.onerror = onFail;
   video.addEventListener("loadedmetadata", () => { video.currentTime = at / 1000; }, { once: true });
   video.src = media(meta.id, meta.media_token, "stream");
@@ -122,14 +129,14 @@ async function openPlayer(id, at) {
   try { meta = await loadVideo(id); } catch (e) { status(e.message); return; }
   status("");
   $("#video-title").textContent = meta.path;
-  $("#mpv-line").textContent = meta.mpv.replace("--start=00:00:00.000", "--start=" + clock(at));
+  $("#mpv-line").textContent = mpvAt(meta.mpv, at);
   $("#proof-link").href = `#/proof/${id}`;
   const cant = $("#cannot-play");
   cant.hidden = true;
   const video = $("#video");
   setSource(video, meta, at, () => {
     cant.hidden = false;
-    cant.textContent = `This browser cannot play ${meta.probe.codec} in ${meta.name}. Play it with: ${meta.mpv}`;
+    cant.textContent = `This browser cannot play ${meta.probe.codec} in ${meta.name}. Play it with: ${mpvAt(meta.mpv, at)}`;
   });
   const list = $("#cue-list");
   list.replaceChildren(...state.cues.map((c) => el("li", { "data-start": c.start_ms, "data-end": c.end_ms,
