@@ -235,6 +235,13 @@ def test_edits_are_revisions_that_win_and_survive_re_extraction(own_library: Lib
         newest = client.get(f"/api/v1/videos/{vid}/revisions/{meta['revisions']['latest_ocr']}").json()["cues"]
         assert [c["text"] for c in newest] == ["The lighthouse keeper waved!"]
 
+        ab = client.get(f"/api/v1/videos/{vid}/compare", params={"a": 0, "b": meta["revisions"]["latest_ocr"]})
+        assert [(p["a"] and p["a"]["text"], p["b"] and p["b"]["text"], p["same"]) for p in ab.json()["pairs"]] == [
+            ("The lamplighter waved", "The lighthouse keeper waved!", False), (cues[1]["text"], None, False)]
+        same = client.get(f"/api/v1/videos/{vid}/compare", params={"a": 0, "b": revision}).json()["pairs"]
+        assert len(same) == 2 and all(p["same"] for p in same)
+        assert client.get(f"/api/v1/videos/{vid}/compare", params={"a": 0, "b": 999}).status_code == 404
+
         out = client.post(f"/api/v1/videos/{vid}/export", json={"format": "srt"})
         assert out.status_code == 200, out.text
         assert out.json()["path"] == "harbour.srt"

@@ -4,6 +4,7 @@ shift its end by a frame), export, and read the exported SRT back from beside th
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import threading
@@ -131,6 +132,21 @@ def test_search_play_proofread_and_export(server: tuple[str, Library], page: Any
     assert edited[0].end_ms == before + FRAME_MS
     assert [c.text for c in written] == ["The lighthouse keeper waved", "Bring the boat to the lighthouse",
                                          "Nobody saw the lighthouse"]
+
+    # A/B: the edit (shown now) against the extraction it was made from; keep the extraction's line, save
+    page.select_option("#rev-a", "0")
+    page.click("#compare")
+    row = page.locator("#ab-table tbody tr", has_text="Bring the boat")
+    row.first.wait_for(timeout=10_000)
+    assert row.count() == 1 and page.locator("#ab-table tbody tr").count() == 3
+    assert row.locator("td[data-side=a] mark").all_inner_texts() == ["lighthouse"]
+    assert row.locator("td[data-side=b] mark").all_inner_texts() == ["harbour"]
+    row.locator("td[data-side=b]").click()
+    page.click("#ab-save")
+    page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('saved')", timeout=10_000)
+    cues = json.loads(page.evaluate("fetch('/api/v1/videos/' + location.hash.split('/')[2].split('?')[0] + '/cues')"
+                                    ".then(r => r.text())"))["cues"]
+    assert [c["text"] for c in cues] == [t.text for t in library.truth["harbour.mp4"]]
     assert not page.errors, page.errors
 
 

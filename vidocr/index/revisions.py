@@ -183,3 +183,30 @@ def keep_edits(conn: sqlite3.Connection, video_id: int) -> None:
         _add_revision(conn, video_id, "ocr", fresh, None)
     edit = revision_cues(conn, video_id, st.latest_edit) or []
     _replace_track_cues(conn, video_id, edit)
+
+
+def align(a: Sequence[CueRow], b: Sequence[CueRow]) -> list[tuple[CueRow | None, CueRow | None]]:
+    """Pairs of cues of two versions that overlap in time (in time order); a cue that overlaps none of the other
+    version's stands alone. Used to show two extractions side by side."""
+    a, b = sorted(a, key=lambda c: c.start_ms), sorted(b, key=lambda c: c.start_ms)
+    pairs: list[tuple[CueRow | None, CueRow | None]] = []
+    i = j = 0
+    while i < len(a) or j < len(b):
+        if i < len(a) and j < len(b):
+            x, y = a[i], b[j]
+            if min(x.end_ms, y.end_ms) > max(x.start_ms, y.start_ms):
+                pairs.append((x, y))
+                i, j = i + 1, j + 1
+            elif x.start_ms <= y.start_ms:
+                pairs.append((x, None))
+                i += 1
+            else:
+                pairs.append((None, y))
+                j += 1
+        elif i < len(a):
+            pairs.append((a[i], None))
+            i += 1
+        else:
+            pairs.append((None, b[j]))
+            j += 1
+    return pairs

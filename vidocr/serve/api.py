@@ -371,6 +371,31 @@ def get_revision(request: Request, video_id: Id, revision_id: Id) -> dict[str, A
     return {"video_id": video_id, "revision": revision_id, "cues": [c.to_dict() for c in cues]}
 
 
+@router.get("/videos/{video_id}/compare", summary="Two versions of the cues side by side (A/B), paired by time")
+def compare(
+    request: Request, video_id: Id,
+    a: int = Query(ge=0, le=2**63 - 1, description="a revision id (0: the cues shown now)"),
+    b: int = Query(ge=0, le=2**63 - 1, description="a revision id (0: the cues shown now)"),
+) -> dict[str, Any]:
+    state = _state(request)
+    state.authenticate(request, "read")
+    _video_row(state, video_id)
+
+    def version(rid: int) -> list[CueRow]:
+        if rid == 0:
+            return _cues(state, video_id)
+        cues = revisions.revision_cues(state.index(), video_id, rid)
+        if cues is None:
+            raise ApiError(404, f"no revision {rid} of video {video_id}")
+        return cues
+
+    pairs = revisions.align(version(a), version(b))
+    return {"video_id": video_id, "a": a, "b": b, "pairs": [
+        {"a": x.to_dict() if x else None, "b": y.to_dict() if y else None,
+         "same": x is not None and y is not None and (x.start_ms, x.end_ms, x.text) == (y.start_ms, y.end_ms, y.text)}
+        for x, y in pairs]}
+
+
 @router.post("/videos/{video_id}/export", summary="Write the cues beside the video, atomically")
 def export(request: Request, video_id: Id, body: ExportIn) -> dict[str, Any]:
     from vidocr.atomic import write_text_atomic

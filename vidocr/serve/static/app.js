@@ -58,7 +58,7 @@ function highlighted(text, spans) {
 }
 
 function show(id) {
-  for (const s of ["#results", "#player-view", "#proof-view"]) $(s).hidden = s !== id;
+  for (const s of ["#results", "#player-view", "#proof-view", "#ab-view"]) $(s).hidden = s !== id;
   for (const v of ["#video", "#proof-video"]) if ("#" + v.slice(1) !== id) $(v).pause();
 }
 
@@ -182,6 +182,7 @@ async function openProof(id) {
       status("newest extraction loaded: save to keep it as your edit");
     } }, "Load the newest extraction"));
   }
+  await fillRevisions(id);
   setSource($("#proof-video"), meta, 0, () => { $("#proof-note").textContent = "This browser cannot play it: " + meta.mpv; });
   renderProof();
 }
@@ -294,6 +295,7 @@ async function save() {
     setDirty(false);
     renderProof();
     status(`saved as revision ${r.revision}`);
+    await fillRevisions(state.video.id);
     return true;
   } catch (e) { status("not saved: " + e.message); return false; }
 }
@@ -334,6 +336,73 @@ function step(d) {
   if (next !== undefined) select(next, true);
 }
 
+// --- A/B: two versions side by side -------------------------------------------------------------------------------
+
+async function fillRevisions(id) {
+  const revs = (await api(`/videos/${id}/revisions`)).revisions;
+  const options = [["0", "shown now"], ...revs.map((r) => [String(r.id),
+    `${r.kind === "ocr" ? "extraction" : "edit"} ${r.id} (${new Date(r.created_at * 1000).toLocaleString()})`])];
+  for (const [sel, pick] of [["#rev-a", "0"], ["#rev-b", revs.length ? String(revs[revs.length - 1].id) : "0"]]) {
+    $(sel).replaceChildren(...options.map(([v, label]) => el("option", { value: v }, label)));
+    $(sel).value = pick;
+  }
+  const ocr = revs.filter((r) => r.kind === "ocr");
+  if (ocr.length) $("#rev-b").value = String(ocr[ocr.length - 1].id);
+}
+
+function wordDiff(mine, other) {  // words of `mine` not in the longest common subsequence with `other` are marked
+  const a = mine.split(/(\s+)/), b = other.split(/(\s+)/);
+  const n = a.length, m = b.length, L = Array.from({ length: n + 1 }, () => new Array(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--)
+    L[i][j] = a[i] === b[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  const frag = document.createDocumentFragment();
+  let i = 0, j = 0;
+  while (i < n) {
+    if (j < m && a[i] === b[j]) { frag.append(a[i]); i++; j++; }
+    else if (j < m && L[i][j + 1] >= L[i + 1][j]) j++;
+    else { frag.append(/^\s+$/.test(a[i]) ? a[i] : el("mark", {}, a[i])); i++; }
+  }
+  return frag;
+}
+
+async function openAB(id, a, b) {
+  show("#ab-view");
+  let data;
+  try { await loadVideo(id); data = await api(`/videos/${id}/compare?a=${a}&b=${b}`); } catch (e) { status(e.message); return; }
+  status("");
+  $("#ab-title").textContent = state.video.path;
+  $("#ab-a").textContent = a === 0 ? "A: shown now" : `A: revision ${a}`;
+  $("#ab-b").textContent = b === 0 ? "B: shown now" : `B: revision ${b}`;
+  $("#ab-back").href = `#/proof/${id}`;
+  state.ab = data.pairs.map((p) => ({ pair: p, pick: p.a ? "a" : "b" }));
+  const body = $("#ab-table tbody");
+  body.replaceChildren(...state.ab.map((row, n) => {
+    const { a: x, b: y } = row.pair;
+    const cell = (side, cue, other) => {
+      const td = el("td", { class: "pick" + (row.pick === side ? " chosen" : ""), "data-side": side, "data-row": n,
+                            title: "keep this version of the line" }, cue ? wordDiff(cue.text, other ? other.text : "") : "(none)");
+      td.addEventListener("click", () => {
+        row.pick = side;
+        for (const c of td.parentNode.querySelectorAll("td.pick")) c.classList.toggle("chosen", c.dataset.side === side);
+      });
+      return td;
+    };
+    const first = x || y;
+    return el("tr", { class: row.pair.same ? "same" : "" }, el("td", { class: "time" }, clock(first.start_ms)),
+              cell("a", x, y), cell("b", y, x));
+  }));
+}
+
+async function saveAB() {
+  const cues = state.ab.map((r) => r.pair[r.pick]).filter((c) => c)
+    .map((c) => ({ start_ms: c.start_ms, end_ms: c.end_ms, text: c.text, confidence: c.confidence, box: c.box }));
+  try {
+    const r = await api(`/videos/${state.video.id}/cues`, { method: "PUT", json: { cues } });
+    state.video = null;
+    status(`saved as revision ${r.revision}`);
+  } catch (e) { status("not saved: " + e.message); }
+}
+
 // --- routing ----------------------------------------------------------------------------------------------------
 
 function route() {
@@ -342,6 +411,7 @@ function route() {
   let m;
   if ((m = path.match(/^\/video\/(\d+)$/))) openPlayer(+m[1], +(params.get("t") || 0));
   else if ((m = path.match(/^\/proof\/(\d+)$/))) openProof(+m[1]);
+  else if ((m = path.match(/^\/ab\/(\d+)$/))) openAB(+m[1], +(params.get("a") || 0), +(params.get("b") || 0));
   else runSearch(params.get("q") || "");
 }
 
@@ -360,6 +430,10 @@ document.addEventListener("DOMContentLoaded", () => {
     route();
   });
   $("#save").addEventListener("click", save);
+  $("#ab-save").addEventListener("click", saveAB);
+  $("#compare").addEventListener("click", () => {
+    location.hash = `#/ab/${state.video.id}?a=${$("#rev-a").value}&b=${$("#rev-b").value}`;
+  });
   $("#by-time").addEventListener("change", renderProof);
   for (const b of document.querySelectorAll("[data-export]")) b.addEventListener("click", () => exportAs(b.dataset.export));
   for (const b of document.querySelectorAll("[data-download]")) b.addEventListener("click", () => download(b.dataset.download));
