@@ -289,6 +289,8 @@ def test_a_job_runs_through_the_daemon_queue_and_is_searchable(own_library: Libr
         assert queue.counts()["done"] == 1 and len(queue.jobs()) == 1  # one queue, shared with `vidocr watch`
     finally:
         queue.close()
+    assert 'vidocr_jobs{state="done"} 1.0' in worker_client.get("/metrics").text  # queue depth by state
+    assert 'vidocr_jobs_finished_total{outcome="done"} 1.0' in worker_client.get("/metrics").text
     listed = worker_client.get("/api/v1/jobs").json()
     assert listed["counts"]["done"] == 1 and [j["path"] for j in listed["jobs"]] == ["woods.mp4"]
 

@@ -164,3 +164,36 @@ def test_a_video_the_browser_cannot_play_gets_the_mpv_line(page: Any) -> None:
     assert page.locator("#mpv-line").inner_text().startswith(f"mpv --start={clock} ")
     assert f"mpv --start={clock} " in text
     assert page.evaluate("document.querySelector('#video').getAttribute('src')") is None
+
+
+def test_proofreading_keys_nudge_merge_and_order(server: tuple[str, Library], page: Any) -> None:
+    url, library = server
+    vid = page.evaluate("fetch('/api/v1/videos').then(r => r.json()).then(d => d.videos.find("
+                        "v => v.path === 'sub/forest.mp4').id)")
+    before = page.evaluate(f"fetch('/api/v1/videos/{vid}/cues').then(r => r.json())")["cues"]
+    page.evaluate(f"location.hash = '#/proof/{vid}'")
+    page.wait_for_function("() => document.querySelector('#proof-title').textContent === 'sub/forest.mp4' && "
+                           "document.querySelectorAll('#proof-list li').length === 2", timeout=10_000)
+    confidences = page.evaluate("[...document.querySelectorAll('#proof-list li')].map("
+                                "li => state.proof[+li.dataset.index].confidence)")
+    assert confidences == sorted(confidences)  # least confident first
+    page.check("#by-time")
+    first = page.locator("#proof-list li").first
+    first.locator("textarea").focus()
+    end = page.evaluate("state.proof[state.selected].end_ms")
+    page.keyboard.press("Alt+Period")
+    assert page.evaluate("state.proof[state.selected].end_ms") == end + FRAME_MS
+    page.keyboard.press("Alt+Comma")
+    page.keyboard.press("Alt+Comma")
+    assert page.evaluate("state.proof[state.selected].end_ms") == end - FRAME_MS
+    start = page.evaluate("state.proof[state.selected].start_ms")
+    page.keyboard.press("Alt+BracketRight")
+    assert page.evaluate("state.proof[state.selected].start_ms") == start + FRAME_MS
+    page.keyboard.press("Alt+KeyM")  # merge with the next cue
+    assert page.evaluate("state.proof.length") == 1
+    assert page.evaluate("state.proof[0].text") == "\n".join(c["text"] for c in before)
+    assert page.evaluate("document.body.classList.contains('dirty')")
+    page.keyboard.press("Control+KeyS")
+    page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('saved')", timeout=10_000)
+    cues = page.evaluate(f"fetch('/api/v1/videos/{vid}/cues').then(r => r.json())")["cues"]
+    assert [(c["start_ms"], c["end_ms"]) for c in cues] == [(before[0]["start_ms"] + FRAME_MS, before[1]["end_ms"])]
