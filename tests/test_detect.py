@@ -9,7 +9,14 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from support.synth import FONT_PATH
 
-from vidocr.detect import BandChangeDetector, DetectOptions
+from vidocr.detect import (
+    BandChangeDetector,
+    DetectOptions,
+    ReadReason,
+    ReadRequest,
+    SegmentEnded,
+    SegmentStarted,
+)
 from vidocr.textmask import analysis_image, analysis_scale, edge_mask
 from vidocr.types import Box, Timestamp
 
@@ -34,21 +41,50 @@ def band(text: str | None, ellipse: bool, reach: int = 8) -> np.ndarray:
     return np.asarray(img)
 
 
-def first_events(luma: np.ndarray) -> list[str]:
+def first_events(luma: np.ndarray) -> list[type]:
+    """The kinds of event the first frame gives; a read of it is the "first" read of the first segment."""
     scale = analysis_scale(WIDTH)
     core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
     det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
-    return [kind for kind, _ in det.push(Timestamp(0, 1), edge_mask(luma, scale))]
+    events = list(det.push(Timestamp(0, 1), edge_mask(luma, scale)))
+    for event in events:
+        if isinstance(event, ReadRequest):
+            assert event.reason is ReadReason.FIRST and event.segment is events[0].segment
+    return [type(event) for event in events]
 
 
 def test_subtitle_next_to_a_bright_object_is_still_text() -> None:
-    assert first_events(band("好的", ellipse=False)) == ["start", "read"]
-    assert first_events(band("好的", ellipse=True)) == ["start", "read"]
+    assert first_events(band("好的", ellipse=False)) == [SegmentStarted, ReadRequest]
+    assert first_events(band("好的", ellipse=True)) == [SegmentStarted, ReadRequest]
 
 
 def test_the_bright_object_alone_is_not_text() -> None:
-    assert first_events(band(None, ellipse=True)) == ["start"]
-    assert first_events(band(None, ellipse=False)) == ["start"]
+    assert first_events(band(None, ellipse=True)) == [SegmentStarted]
+    assert first_events(band(None, ellipse=False)) == [SegmentStarted]
+
+
+def test_each_segment_starts_is_read_and_ends_with_its_end_time() -> None:
+    frames = [band(None, ellipse=False)] * 6 + [band("好的", ellipse=False)] * 10 + [band(None, ellipse=False)] * 6
+    scale = analysis_scale(WIDTH)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    events = [e for i, luma in enumerate(frames) for e in det.push(Timestamp(i, TB), edge_mask(luma, scale))]
+    events += det.finish(Timestamp(len(frames), TB))
+    current = None
+    spans, reasons = [], []
+    for event in events:
+        if isinstance(event, SegmentStarted):
+            assert current is None
+            current = event.segment
+        elif isinstance(event, SegmentEnded):
+            assert current is not None and event.segment is current and event.end == current.end
+            spans.append((current.start.pts, event.end.pts, current.has_text))
+            current = None
+        else:
+            assert event.segment is current
+            reasons.append(event.reason)
+    assert current is None
+    assert spans == [(0, 6, False), (6, 16, True), (16, 22, False)]
+    assert reasons and reasons[0] is ReadReason.NEW
 
 
 def test_subtitle_appearing_under_a_shape_that_joins_its_glyphs_starts_at_its_first_frame() -> None:
@@ -60,9 +96,9 @@ def test_subtitle_appearing_under_a_shape_that_joins_its_glyphs_starts_at_its_fi
     det = BandChangeDetector(DetectOptions(), 25.0)
     starts = []
     for i, luma in enumerate(frames):
-        for kind, payload in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
-            if kind == "start" and payload.has_text:
-                starts.append(payload.start.pts)
+        for event in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
+            if isinstance(event, SegmentStarted) and event.segment.has_text:
+                starts.append(event.segment.start.pts)
     assert starts == [5]
 
 
@@ -93,9 +129,9 @@ def test_subtitle_split_by_passing_picture_detail_is_not_ended_when_its_lines_va
     det = BandChangeDetector(DetectOptions(), 25.0)
     segments = []
     for i, luma in enumerate(frames):
-        for kind, payload in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
-            if kind == "start":
-                segments.append(payload)
+        for event in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
+            if isinstance(event, SegmentStarted):
+                segments.append(event.segment)
     assert len(segments) >= 2  # the picture detail did split the subtitle's segment...
     assert segments[1].prev_similarity >= 0.3
     assert all(seg.has_text for seg in segments)  # ...but nothing ended it

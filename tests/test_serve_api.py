@@ -380,3 +380,41 @@ def test_health_metrics_and_openapi(serve_client: TestClient) -> None:
     page = serve_client.get("/")
     assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
     assert serve_client.get("/static/app.js").headers["content-type"].startswith("text/javascript")
+
+
+def test_vidocr_serve_runs_as_a_process_and_stops_on_sigterm(serve_library: Library, tmp_path: Path) -> None:
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = tmp_path / "index.sqlite"
+    src, dst = sqlite3.connect(serve_library.db), sqlite3.connect(db)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    proc = subprocess.Popen([sys.executable, "-m", "vidocr", "serve", str(serve_library.root), "--db", str(db),
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline, health = time.monotonic() + 60, None
+        while health is None and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                    health = json.loads(r.read())
+            except OSError:
+                time.sleep(0.2)
+        assert health is not None and health["status"] == "ok" and health["jobs_run_by"] == "this server"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/search?q=forest", timeout=10) as r:
+            assert {h["path"] for h in json.loads(r.read())["hits"]} == {"sub/forest.mp4"}
+            assert r.headers["server"] is None  # no server banner
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "serving 1 library folder(s) on http://127.0.0.1:" in err and "Traceback" not in err

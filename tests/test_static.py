@@ -24,14 +24,12 @@ def test_mypy_clean() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_mypy_is_strict_with_overrides_only_for_modules_still_being_fixed() -> None:
+def test_mypy_is_strict_for_every_module() -> None:
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     assert config["strict"] is True and config["files"] == ["vidocr"]
-    relaxed = {module for entry in config.get("overrides", []) for module in entry["module"]}
-    # Each entry is a debt (listed in issue 14): this set may shrink, never grow.
-    assert relaxed <= {"vidocr.detect", "vidocr.pipeline"}
+    assert "overrides" not in config  # no module is let off (the last ones, detect and pipeline: issue 14)
 
 
 def test_the_public_api_is_typed_for_users(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
 
 import cv2
 import numpy as np
@@ -74,6 +75,32 @@ class Segment:
     end: Timestamp | None = None
 
 
+class ReadReason(Enum):
+    """Why the detector asks for a read."""
+
+    FIRST = "first"  # text on the very first frame, read before it can be confirmed
+    NEW = "new"  # a new text segment, once it held for ``confirm`` samples
+    GROW = "grow"  # a line grew past the last read's lines (words added in place)
+    CUT = "cut"  # a shot cut under a subtitle whose mask moved
+    DRIFT = "drift"  # the mask drifted from the last read's for ``confirm`` samples
+    RECHECK = "recheck"  # ``recheck_s`` passed: a vote, and a guard against changes the masks missed
+
+
+@dataclass(frozen=True)
+class SegmentStarted:
+    """A new band state (a segment) begins at ``segment.start``; the reads that follow are for it."""
+
+    segment: Segment
+
+
+@dataclass(frozen=True)
+class SegmentEnded:
+    """``segment`` ends at ``end`` (the first frame after it); no read for it follows."""
+
+    segment: Segment
+    end: Timestamp
+
+
 @dataclass(frozen=True)
 class ReadRequest:
     """OCR the current frame for ``segment``. If this read disagrees with the segment's previous
@@ -82,10 +109,14 @@ class ReadRequest:
     segment: Segment
     ts: Timestamp
     split_at: Timestamp
-    reason: str
+    reason: ReadReason
     lines: tuple[TextLine, ...] = ()
     #: A line reaches past the lines of the previous read (words were added): not a mere repeat of it.
     grown: bool = False
+
+
+#: What :meth:`BandChangeDetector.push` and :meth:`~BandChangeDetector.finish` yield.
+DetectorEvent = SegmentStarted | SegmentEnded | ReadRequest
 
 
 @dataclass
@@ -117,10 +148,9 @@ class _ReadTrack:
 
 
 class BandChangeDetector:
-    """Feed every frame's edge mask in order with :meth:`push`; it yields segments and read requests.
-
-    Events are ``("start", Segment)``, ``("end", Segment)`` and ``("read", ReadRequest)``; a read
-    always refers to the frame just pushed.
+    """Feed every frame's edge mask in order with :meth:`push`, then call :meth:`finish`; they yield
+    :data:`DetectorEvent` values: :class:`SegmentStarted`, :class:`SegmentEnded` and :class:`ReadRequest`
+    (for the segment started last; a read always refers to the frame just pushed).
     """
 
     def __init__(
@@ -156,7 +186,7 @@ class BandChangeDetector:
         self.samples = 0
 
     # -- public -------------------------------------------------------------------------------
-    def push(self, ts: Timestamp, edges: np.ndarray, cut: bool = False) -> Iterator[tuple]:
+    def push(self, ts: Timestamp, edges: np.ndarray, cut: bool = False) -> Iterator[DetectorEvent]:
         """Feed one frame's edge mask; ``cut`` says a shot cut happened at this frame."""
         opts = self.options
         if cut and opts.scene_cuts:
@@ -174,10 +204,10 @@ class BandChangeDetector:
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
             self._glyphs = mask if lines else None
-            yield ("start", self._segment)
+            yield SegmentStarted(self._segment)
             if lines:
                 # Text on the very first frame: read it now, it may be gone before it can be confirmed.
-                yield from self._read(ts, ts, "first")
+                yield from self._read(ts, ts, ReadReason.FIRST)
         else:
             yield from self._step(ts, edges, mask, lines)
         self._between.clear()
@@ -198,14 +228,16 @@ class BandChangeDetector:
         self._prev_text = (edges, mask, lines)
         return mask, lines
 
-    def finish(self, end: Timestamp) -> Iterator[tuple]:
+    def finish(self, end: Timestamp) -> Iterator[DetectorEvent]:
         """Close the last segment at ``end`` (the time just after the last frame)."""
         if self._segment is not None and self._segment.end is None:
             self._segment.end = end
-            yield ("end", self._segment)
+            yield SegmentEnded(self._segment, end)
 
     # -- state machine ------------------------------------------------------------------------
-    def _step(self, ts: Timestamp, edges: np.ndarray, mask: np.ndarray, lines: list[TextLine]) -> Iterator[tuple]:
+    def _step(
+        self, ts: Timestamp, edges: np.ndarray, mask: np.ndarray, lines: list[TextLine]
+    ) -> Iterator[DetectorEvent]:
         opts = self.options
         seg = self._segment
         assert seg is not None
@@ -258,20 +290,20 @@ class BandChangeDetector:
             boundary = self._shown_since(boundary, pend.mask, seg.start)
         self._left_at = None
         seg.end = gap or boundary
-        yield ("end", seg)
+        yield SegmentEnded(seg, seg.end)
         index = seg.index + 1
         if gap is not None:
             blank = Segment(index, gap, False, np.zeros_like(pend.mask), [], 0.0, end=boundary)
-            yield ("start", blank)
-            yield ("end", blank)
+            yield SegmentStarted(blank)
+            yield SegmentEnded(blank, boundary)
             index += 1
         new = Segment(index, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
         self._segment = new
         self._glyphs = self._carried_glyphs(new, edges) if new.has_text else None
         self._track = _ReadTrack()
-        yield ("start", new)
+        yield SegmentStarted(new)
         if new.has_text:
-            yield from self._read(ts, boundary, "new")
+            yield from self._read(ts, boundary, ReadReason.NEW)
 
     def _arrived(self, glyphs: np.ndarray, when: Timestamp, ts: Timestamp, edges: np.ndarray) -> bool:
         """At least half of ``glyphs`` (the new state's own pixels) are already in the frame at ``when``
@@ -322,12 +354,12 @@ class BandChangeDetector:
         soon as the picture moves), else its own mask."""
         old = self._glyphs
         if old is not None and new.prev_similarity >= SPLIT_SIMILARITY:
-            carried = old & cv2.dilate(edges, _KERNEL3)
+            carried: np.ndarray = old & cv2.dilate(edges, _KERNEL3)
             if np.count_nonzero(carried) >= max(GLYPHS_MIN_PIXELS, GLYPHS_HELD * np.count_nonzero(old)):
                 return carried
         return new.mask
 
-    def _maybe_recheck(self, ts: Timestamp, sim: float) -> Iterator[tuple]:
+    def _maybe_recheck(self, ts: Timestamp, sim: float) -> Iterator[DetectorEvent]:
         opts = self.options
         track = self._track
         if sim < track.worst_sim:
@@ -345,14 +377,15 @@ class BandChangeDetector:
         if since < opts.min_read_gap_s:
             return
         if track.grow_run >= opts.confirm and track.grow_ts is not None:
-            yield from self._read(ts, track.grow_ts, "grow")
+            yield from self._read(ts, track.grow_ts, ReadReason.GROW)
         elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
-            yield from self._read(ts, self._change_point(track.last_read_s) or track.cut_ts, "cut")
+            yield from self._read(ts, self._change_point(track.last_read_s) or track.cut_ts, ReadReason.CUT)
         elif track.drifted and track.worst_ts is not None:
-            yield from self._read(ts, self._change_point(track.last_read_s) or track.worst_ts, "drift")
+            yield from self._read(ts, self._change_point(track.last_read_s) or track.worst_ts, ReadReason.DRIFT)
         elif since >= opts.recheck_s:
-            yield from self._read(ts, self._change_point(track.last_read_s) or track.worst_ts or ts, "recheck")
+            split_at = self._change_point(track.last_read_s) or track.worst_ts or ts
+            yield from self._read(ts, split_at, ReadReason.RECHECK)
 
     def _change_point(self, since_s: float) -> Timestamp | None:
         """Where to split if this re-read finds other text than the last read: the first frame of the
@@ -373,13 +406,13 @@ class BandChangeDetector:
                 start = sample.ts
         return start
 
-    def _read(self, ts: Timestamp, split_at: Timestamp, reason: str) -> Iterator[tuple]:
+    def _read(self, ts: Timestamp, split_at: Timestamp, reason: ReadReason) -> Iterator[DetectorEvent]:
         seg = self._segment
         assert seg is not None
         self._track = _ReadTrack(last_read_s=ts.seconds)
         grown = grew(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
-        yield ("read", ReadRequest(seg, ts, split_at, reason, self._lines, grown))
+        yield ReadRequest(seg, ts, split_at, reason, self._lines, grown)
 
     def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
         """First frame since the last sample that looks more like the new state than the old one.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
@@ -19,7 +19,18 @@ from typing import cast
 import cv2
 import numpy as np
 
-from vidocr.detect import SPLIT_SIMILARITY, BandChangeDetector, DetectOptions, ReadRequest, SceneCuts, Segment
+from vidocr.detect import (
+    SPLIT_SIMILARITY,
+    BandChangeDetector,
+    DetectOptions,
+    DetectorEvent,
+    ReadReason,
+    ReadRequest,
+    SceneCuts,
+    Segment,
+    SegmentEnded,
+    SegmentStarted,
+)
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, VidocrError
 from vidocr.layout import GlyphEvidence, SubtitleLayout
@@ -178,7 +189,10 @@ def _engine_options(options: ExtractOptions) -> EngineOptions:
 
 @dataclass
 class _PendingSegment:
+    """A segment waiting to be merged: until it has ended and every read of it is back."""
+
     segment: Segment
+    end: Timestamp | None = None
     reads: list[tuple[int, ReadRequest]] = field(default_factory=list)
 
 
@@ -218,8 +232,39 @@ def _run(
         info.stats["seconds"] = round(time.monotonic() - started, 3)
 
 
+class _Reads:
+    """The reads of one run, over every zone: numbered in the order they are asked for, each remembered with
+    its zone and crop offset until its result is back from the OCR thread, then kept (in band coordinates,
+    filtered by its zone) until its segment is merged."""
+
+    def __init__(self, worker: OcrWorker, frame_height: int) -> None:
+        self.worker = worker
+        self.frame_height = frame_height
+        self.count = 0  # reads asked for (each one frame read by OCR)
+        self.confirmed = 0  # re-reads answered without detection
+        self.results: dict[int, OcrResult] = {}
+        self._asked: dict[int, tuple[_Zone, int, int]] = {}
+
+    def submit(self, zone: _Zone, frame: DecodedFrame, request: ReadRequest) -> int:
+        """Queue ``request``'s crop of ``frame`` for OCR; returns the read's id."""
+        self.count += 1
+        read_id = self.count
+        crop = ocr_crop(zone.box, request.lines, zone.scale, self.frame_height)
+        self._asked[read_id] = (zone, crop.x, crop.y)
+        self.worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(request, crop))
+        zone.last_read = (read_id, crop.y, request.segment.index)
+        return read_id
+
+    def collect(self, wait: float = 0.0) -> None:
+        """Take the results the OCR thread has finished (waiting up to ``wait`` seconds for one)."""
+        for read_id, result in self.worker.take(wait).items():
+            self.confirmed += result.confirmed
+            zone, dx, dy = self._asked.pop(read_id)
+            self.results[read_id] = zone.layout.filter(zone.drop_static(result.shifted(dx, dy)))
+
+
 class _Zone:
-    """Per-zone state: its band, detector, merger and the segments waiting for their reads."""
+    """Per-zone tracker: its band, detector and merger, the segments waiting for their reads, and its counts."""
 
     def __init__(
         self, region: Region, options: ExtractOptions, fps: float | None, glyphs: GlyphEvidence | None = None
@@ -246,6 +291,34 @@ class _Zone:
         self.layout = SubtitleLayout(box.w, enabled=region.source != "user", glyphs=glyphs)
         #: (read id, crop top row, segment index) of the zone's latest read.
         self.last_read: tuple[int, int, int] | None = None
+        self.cues = 0  # cues given out
+
+    def handle(self, events: Iterable[DetectorEvent], frame: DecodedFrame | None, reads: _Reads) -> None:
+        """Track the detector's events: a segment started or ended, a read of ``frame`` asked for."""
+        for event in events:
+            if isinstance(event, SegmentStarted):
+                self.pending.append(_PendingSegment(event.segment))
+            elif isinstance(event, SegmentEnded):
+                current = self.pending[-1]  # a segment ends before the next one starts
+                assert current.segment is event.segment
+                current.end = event.end
+            elif frame is not None:
+                self.pending[-1].reads.append((reads.submit(self, frame, event), event))
+
+    def merged(self, reads: _Reads, clock: _StageClock) -> Iterator[Cue]:
+        """Cues of the segments, oldest first, that have ended and have all their reads back."""
+        pending = self.pending
+        while pending and pending[0].end is not None and all(rid in reads.results for rid, _ in pending[0].reads):
+            done = pending.popleft()
+            t0 = time.perf_counter()
+            cues = self.merger.push(_record(done, reads.results, self.box, self.scale))
+            clock.merge += time.perf_counter() - t0
+            yield from self.named(cues)
+
+    def named(self, cues: list[Cue]) -> Iterator[Cue]:
+        for cue in cues:
+            self.cues += 1
+            yield replace(cue, zone=self.name)
 
     def prior(self, request: ReadRequest, crop: Box) -> Prior | None:
         """The earlier read that this read probably repeats, for a cheap re-read (see OcrWorker):
@@ -259,10 +332,10 @@ class _Zone:
             return None
         read_id, top, index = self.last_read
         seg = request.segment
-        if request.reason == "new":
+        if request.reason is ReadReason.NEW:
             if index != seg.index - 1 or seg.prev_similarity < SPLIT_SIMILARITY:
                 return None
-        elif request.reason == "first" or index != seg.index:
+        elif request.reason is ReadReason.FIRST or index != seg.index:
             return None
         return Prior(read_id, top - crop.y)
 
@@ -299,51 +372,23 @@ def _stream(
     zones = [_Zone(region, options, info.fps, glyphs) for region in regions]
     cuts = SceneCuts(info.fps) if options.detect.scene_cuts else None
     colour = any(region.colour for region in regions)
-    results: dict[int, OcrResult] = {}
-    offsets: dict[int, tuple[_Zone, int, int]] = {}
-    read_id = 0
-    confirmed = 0  # re-reads answered without detection
+    reads = _Reads(worker, info.height)
     frames = 0
-    cues_out = 0
     last_ts: Timestamp | None = None
     step = source.frame_step()
     last_report = 0.0
     total = (options.end or info.duration_s or 0) - (options.start or 0) or None
     clock = _StageClock()
 
-    def named(zone: _Zone, cues: list[Cue]) -> Iterator[Cue]:
-        nonlocal cues_out
-        for cue in cues:
-            cues_out += 1
-            yield replace(cue, zone=zone.name)
-
     def ready(wait: float = 0.0) -> Iterator[Cue]:
-        nonlocal confirmed
-        for rid, result in worker.take(wait).items():
-            confirmed += result.confirmed
-            zone, dx, dy = offsets.pop(rid)
-            results[rid] = zone.layout.filter(zone.drop_static(result.shifted(dx, dy)))
+        reads.collect(wait)
         for zone in zones:
-            pending = zone.pending
-            while pending and pending[0].segment.end is not None and all(rid in results for rid, _ in pending[0].reads):
-                done = pending.popleft()
-                t0 = time.perf_counter()
-                cues = zone.merger.push(_record(done, results, zone.box, zone.scale))
-                clock.merge += time.perf_counter() - t0
-                yield from named(zone, cues)
+            yield from zone.merged(reads, clock)
 
-    def handle(zone: _Zone, events: Iterator[tuple], frame: DecodedFrame | None) -> None:
-        nonlocal read_id
-        for kind, payload in events:
-            if kind == "start":
-                zone.pending.append(_PendingSegment(payload))
-            elif kind == "read" and frame is not None:
-                read_id += 1
-                crop = ocr_crop(zone.box, payload.lines, zone.scale, info.height)
-                offsets[read_id] = (zone, crop.x, crop.y)
-                zone.pending[-1].reads.append((read_id, payload))
-                worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(payload, crop))
-                zone.last_read = (read_id, crop.y, payload.segment.index)
+    def report(seconds: float, phase: str = "decode") -> None:
+        if progress is not None:
+            cues = sum(zone.cues for zone in zones)
+            _report(progress, Progress(str(source.path), seconds, total, frames, reads.count, cues, phase))
 
     for frame in clock.decoding(source.frames(options.start, options.end)):
         t0 = time.perf_counter()
@@ -357,7 +402,7 @@ def _stream(
             small = cv2.cvtColor(np.ascontiguousarray(luma[::stride, ::stride]), cv2.COLOR_GRAY2BGR)
             cut = cuts.is_cut(frame.ts, small)
         for zone in zones:
-            handle(zone, zone.detector.push(frame.ts, zone.edges(luma, chroma), cut), frame)
+            zone.handle(zone.detector.push(frame.ts, zone.edges(luma, chroma), cut), frame, reads)
         last_ts = frame.ts
         clock.detect += time.perf_counter() - t0
         yield from ready()
@@ -365,14 +410,13 @@ def _stream(
             now = time.monotonic()
             if now - last_report >= 0.25:
                 last_report = now
-                _report(progress, Progress(str(source.path), frame.ts.seconds, total, frames, read_id, cues_out))
+                report(frame.ts.seconds)
     if last_ts is None:
         raise VidocrError("no video frames in the requested range", str(source.path))
     end = Timestamp(last_ts.pts + step.pts, last_ts.time_base)
-    if progress is not None:
-        _report(progress, Progress(str(source.path), last_ts.seconds, total, frames, read_id, cues_out, "finish"))
+    report(last_ts.seconds, "finish")
     for zone in zones:
-        handle(zone, zone.detector.finish(end), None)
+        zone.handle(zone.detector.finish(end), None, reads)
     worker.flush()
     yield from ready()
     while any(zone.pending for zone in zones):
@@ -381,9 +425,8 @@ def _stream(
         t0 = time.perf_counter()
         cues = zone.merger.flush()
         clock.merge += time.perf_counter() - t0
-        yield from named(zone, cues)
-    if progress is not None:
-        _report(progress, Progress(str(source.path), end.seconds, total, frames, read_id, cues_out, "done"))
+        yield from zone.named(cues)
+    report(end.seconds, "done")
     info.stats.setdefault("times_s", {}).update(
         decode=round(clock.decode, 3), detect=round(clock.detect, 3), merge=round(clock.merge, 3)
     )
@@ -392,10 +435,10 @@ def _stream(
             "frames": frames,
             "corrupt_frames": source.corrupt_frames,
             "samples": sum(zone.detector.samples for zone in zones),
-            "ocr_calls": read_id,
-            "frames_read": read_id,
-            "ocr_confirmed": confirmed,
-            "cues": cues_out,
+            "ocr_calls": reads.count,
+            "frames_read": reads.count,
+            "ocr_confirmed": reads.confirmed,
+            "cues": sum(zone.cues for zone in zones),
             "scene_cuts": len(cuts.cuts) if cuts else 0,
             "static_texts": sum(len(zone.static) for zone in zones),
             "static_lines_dropped": sum(zone.suppressed for zone in zones),
@@ -449,9 +492,12 @@ def ocr_image(frame: DecodedFrame, box: Box, crop: Box) -> np.ndarray:
 
 
 def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scale: float) -> SegmentRecord:
-    seg = done.segment
-    assert seg.end is not None
-    reads = [Read(req.ts.ms, req.split_at.ms, results.pop(rid), req.reason != "recheck") for rid, req in done.reads]
+    seg, end = done.segment, done.end
+    assert end is not None
+    reads = [
+        Read(req.ts.ms, req.split_at.ms, results.pop(rid), req.reason is not ReadReason.RECHECK)
+        for rid, req in done.reads
+    ]
     text_box = None
     if seg.lines:
         x0 = min(ln.x0 for ln in seg.lines)
@@ -459,7 +505,7 @@ def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scal
         x1 = max(ln.x1 for ln in seg.lines)
         y1 = max(ln.y1 for ln in seg.lines)
         text_box = Box(box.x + int(x0 / scale), box.y + int(y0 / scale), int((x1 - x0) / scale), int((y1 - y0) / scale))
-    return SegmentRecord(seg.start.ms, seg.end.ms, reads, seg.prev_similarity, text_box)
+    return SegmentRecord(seg.start.ms, end.ms, reads, seg.prev_similarity, text_box)
 
 
 def _report(progress: ProgressFn, value: Progress) -> None:

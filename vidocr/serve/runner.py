@@ -2,13 +2,15 @@
 
 SIGTERM/SIGINT: uvicorn stops accepting connections, lets requests in flight finish (``graceful_s``), then the
 app's shutdown stops the job worker (the current job may finish within ``stop_timeout_s``, else it goes back to
-the queue untouched). uvicorn's access log is off: the app logs each request by route, status and key name, so
-no key, media token or query string reaches a log.
+the queue untouched); the exit status is 0. uvicorn's access log is off: the app logs each request by route,
+status and key name, so no key, media token or query string reaches a log.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 
 from vidocr.errors import ConfigError
 from vidocr.serve import ServeSettings
@@ -31,8 +33,20 @@ def serve(settings: ServeSettings, *, graceful_s: float = 10.0) -> int:
     config = uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False, log_level="warning",
                             timeout_graceful_shutdown=int(graceful_s), server_header=False, proxy_headers=False)
     server = uvicorn.Server(config)
+    # uvicorn raises a signal it shut down for again once it is done, to its previous handler: a no-op here, so
+    # that SIGTERM / SIGINT end a graceful shutdown with exit status 0, as `vidocr watch` does.
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.run()
     except OSError as err:
         raise ConfigError(f"cannot listen on {host}:{settings.port}: {err.strerror or err}") from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """The handler uvicorn hands a signal back to after its graceful shutdown."""
