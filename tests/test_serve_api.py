@@ -307,6 +307,10 @@ def test_upload_is_probed_then_queued_and_cancel(own_library: Library) -> None:
         gone = client.delete(f"/api/v1/jobs/{job['id']}")
         assert gone.status_code == 200 and gone.json()["state"] == "failed" and gone.json()["error"] == "cancelled"
         assert client.delete(f"/api/v1/jobs/{job['id']}").status_code == 409
+        back = client.post("/api/v1/jobs", json={"path": job["path"], "root": 1})  # submitted again: runs again
+        assert back.status_code == 202 and back.json()["queued"] == "retried"
+        assert back.json()["job"]["state"] == "pending" and back.json()["job"]["id"] == job["id"]
+        assert client.delete(f"/api/v1/jobs/{job['id']}").json()["error"] == "cancelled"
         notvideo = client.post("/api/v1/uploads", params={"filename": "notes.mp4"}, content=b"just some text\n" * 50)
         assert notvideo.status_code == 422 and "notes.mp4" in notvideo.json()["error"]
         assert "\n" not in notvideo.json()["error"]

@@ -158,12 +158,15 @@ def _enqueue(state: ServeState, real: Path, root: Path) -> JSONResponse:
     try:
         outcome = queue.enqueue(str(real), Stamp.of(st), str(root))
         job = queue.get(str(real))
+        if outcome == "known" and job is not None and job.state == "failed":
+            queue.retry(job.id)  # submitting a failed (or cancelled) job again runs it again, with fresh attempts
+            outcome, job = "retried", queue.by_id(job.id)
     finally:
         queue.close()
     state.worker.wake()
     assert job is not None
     doc = {"queued": outcome, "job": _job_doc(state, job)}
-    return JSONResponse(doc, status_code=202 if outcome != "known" else 200)
+    return JSONResponse(doc, status_code=200 if outcome == "known" else 202)
 
 
 # --- search ---------------------------------------------------------------------------------------------------
