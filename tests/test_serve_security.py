@@ -181,6 +181,28 @@ def test_revoking_takes_effect_at_once_with_its_media_tokens(guarded: dict[str, 
     assert client.get(f"/api/v1/videos/{vid}/stream", params={"token": token}).status_code == 401
 
 
+def test_a_key_created_while_the_server_runs_is_required_at_once(serve_library: Library, tmp_path: Path) -> None:
+    import time
+
+    db = tmp_path / "index.sqlite"
+    shutil.copy(serve_library.db, db)
+    conn = open_index(db)
+    try:
+        conn.execute("DELETE FROM api_keys")
+    finally:
+        conn.close()
+    with TestClient(create_app(serve_library.settings(db=db))) as client:
+        assert client.get("/api/v1/videos").status_code == 200  # loopback without keys: open
+        conn = open_index(db)
+        try:
+            _, key = create_key(conn, "late")
+        finally:
+            conn.close()
+        time.sleep(1.1)
+        assert client.get("/api/v1/videos").status_code == 401
+        assert client.get("/api/v1/videos", headers=bearer(key)).status_code == 200
+
+
 def test_rate_limit_answers_429_with_retry_after(serve_library: Library) -> None:
     conn = open_index(serve_library.db)
     try:

@@ -86,7 +86,8 @@ class ServeState:
             keys = active_key_count(conn)
         finally:
             conn.close()
-        self.keys_required = settings.require_keys or not settings.loopback or keys > 0
+        self._always_keys = settings.require_keys or not settings.loopback
+        self._keys_checked = (time.monotonic(), keys > 0)
         if not settings.loopback and keys == 0:
             raise ConfigError(f"refusing to listen on {settings.host} without API keys: create one with "
                               "`vidocr keys create NAME` (or listen on 127.0.0.1)")
@@ -94,6 +95,18 @@ class ServeState:
 
         self.metrics = _Metrics(settings.queue_path)
         self.worker = ServeWorker(settings, self.metrics.daemon)
+
+    @property
+    def keys_required(self) -> bool:
+        """Keys are asked for off loopback, with --require-keys, and as soon as one exists (a key created while
+        the server runs counts within a second)."""
+        if self._always_keys:
+            return True
+        checked, exist = self._keys_checked
+        if time.monotonic() - checked > 1.0:
+            exist = active_key_count(self.index()) > 0
+            self._keys_checked = (time.monotonic(), exist)
+        return exist
 
     def index(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
