@@ -44,7 +44,7 @@ def hold_queue_lock(jobs_db: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise ConfigError(f"another vidocr watch (pid {holder}) uses this job queue", str(jobs_db)) from None
+            raise ConfigError(f"another vidocr watch or serve (pid {holder}) runs this queue", str(jobs_db)) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
