@@ -71,7 +71,10 @@ class ServeState:
 
         self.settings = settings
         roots = list(settings.roots)
-        settings.uploads.mkdir(parents=True, exist_ok=True)
+        try:
+            settings.uploads.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(f"cannot create the upload folder: {err.strerror}", str(settings.uploads)) from None
         roots.append(settings.uploads)
         self.roots = real_roots(roots)
         self.tokens = MediaTokens()
