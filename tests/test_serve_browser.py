@@ -108,11 +108,13 @@ def test_search_play_proofread_and_export(server: tuple[str, Library], page: Any
     page.wait_for_function("() => document.querySelector('#cue-list li.active') !== null", timeout=10_000)
     assert "Bring the boat" in page.locator("#cue-list li.active").inner_text()
     assert page.locator("#cannot-play").is_hidden()
+    assert page.locator("#results").is_hidden() and page.locator("#proof-view").is_hidden()  # one view at a time
 
     page.click("#proof-link")
     rows = page.locator("#proof-list li")
     rows.first.wait_for(timeout=10_000)
     assert rows.count() == 3
+    assert page.locator("#player-view").is_hidden() and page.locator("#results").is_hidden()
     index = page.evaluate("[...document.querySelectorAll('#proof-list textarea')].findIndex("
                           "t => t.value.startsWith('Bring'))")
     row = rows.nth(index)
