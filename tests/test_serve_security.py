@@ -203,26 +203,30 @@ def test_a_key_created_while_the_server_runs_is_required_at_once(serve_library: 
         assert client.get("/api/v1/videos", headers=bearer(key)).status_code == 200
 
 
-def test_rate_limit_answers_429_with_retry_after(serve_library: Library) -> None:
-    conn = open_index(serve_library.db)
+def test_rate_limit_answers_429_with_retry_after(serve_library: Library, tmp_path: Path) -> None:
+    from vidocr.serve.auth import RateLimiter
+
+    db = tmp_path / "index.sqlite"
+    shutil.copy(serve_library.db, db)
+    conn = open_index(db)
     try:
         _, key = create_key(conn, "hasty", "read")
         _, other = create_key(conn, "patient", "read")
     finally:
         conn.close()
-    try:
-        with TestClient(create_app(serve_library.settings(rate=0.5, burst=3))) as client:
-            codes = [client.get("/api/v1/videos", headers=bearer(key)).status_code for _ in range(4)]
-            assert codes == [200, 200, 200, 429]
-            r = client.get("/api/v1/videos", headers=bearer(key))
-            assert r.status_code == 429 and int(r.headers["retry-after"]) == 2 and "rate limit" in r.json()["error"]
-            assert client.get("/api/v1/videos", headers=bearer(other)).status_code == 200  # per key
-    finally:
-        conn = open_index(serve_library.db)
-        try:
-            conn.execute("DELETE FROM api_keys")  # the shared library serves other tests without keys
-        finally:
-            conn.close()
+    now = [1000.0]
+    with TestClient(create_app(serve_library.settings(db=db))) as client:
+        client.app.state.vidocr.limiter = RateLimiter(0.5, 3, clock=lambda: now[0])  # type: ignore[attr-defined]
+        codes = [client.get("/api/v1/videos", headers=bearer(key)).status_code for _ in range(4)]
+        assert codes == [200, 200, 200, 429]
+        r = client.get("/api/v1/videos", headers=bearer(key))
+        assert r.status_code == 429 and r.headers["retry-after"] == "2" and "rate limit" in r.json()["error"]
+        assert client.get("/api/v1/videos", headers=bearer(other)).status_code == 200  # per key
+        now[0] += 1.0  # half a token: still refused, a second to wait
+        r = client.get("/api/v1/videos", headers=bearer(key))
+        assert r.status_code == 429 and r.headers["retry-after"] == "1"
+        now[0] += 1.0
+        assert client.get("/api/v1/videos", headers=bearer(key)).status_code == 200
 
 
 def test_uploads_over_the_limit_or_not_video_are_refused(guarded: dict[str, Any]) -> None:
