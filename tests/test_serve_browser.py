@@ -199,3 +199,27 @@ def test_proofreading_keys_nudge_merge_and_order(server: tuple[str, Library], pa
     page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('saved')", timeout=10_000)
     cues = page.evaluate(f"fetch('/api/v1/videos/{vid}/cues').then(r => r.json())")["cues"]
     assert [(c["start_ms"], c["end_ms"]) for c in cues] == [(before[0]["start_ms"] + FRAME_MS, before[1]["end_ms"])]
+
+
+def test_with_keys_the_page_asks_for_one_and_sends_it_as_a_header(server: tuple[str, Library], page: Any) -> None:
+    # last in this module: from here on the module's server requires keys
+    from vidocr.index.db import open_index
+    from vidocr.serve.auth import create_key
+
+    url, library = server
+    conn = open_index(library.db)
+    try:
+        _, key = create_key(conn, "browser", "read")
+    finally:
+        conn.close()
+    time.sleep(1.1)  # the server looks for new keys every second
+    page.goto(url + "/#/?q=forest")
+    page.wait_for_function("() => document.querySelector('#key-box').open", timeout=10_000)
+    assert "API key is required" in page.locator("#status").inner_text()
+    page.fill("#key", key)
+    page.press("#key", "Enter")
+    page.locator(".hit", has_text="forest").first.wait_for(timeout=10_000)
+    page.wait_for_function("() => [...document.querySelectorAll('.hit img')].every(i => i.complete && "
+                           "i.naturalWidth > 0)", timeout=10_000)  # band images through media tokens
+    assert page.evaluate("document.cookie") == "" and page.context.cookies() == []
+    assert page.evaluate("sessionStorage.getItem('vidocr-key')") == key
