@@ -422,3 +422,30 @@ def test_vidocr_serve_runs_as_a_process_and_stops_on_sigterm(serve_library: Libr
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "serving 1 library folder(s) on http://127.0.0.1:" in err and "Traceback" not in err
+
+
+def test_jobs_queued_by_serve_are_run_by_a_watch_daemon_holding_the_queue(own_library: Library) -> None:
+    from vidocr.daemon import WatchOptions
+    from vidocr.daemon.service import WatchService
+    from vidocr.types import Cue, VideoInfo
+
+    def fake(path: Path) -> tuple[Iterator[Cue], VideoInfo]:
+        return iter([Cue(100, 900, "read by the watch daemon")]), VideoInfo(str(path), 480, 270, 5.2, 25.0, "h264")
+
+    settings = own_library.settings(worker=True)
+    watch = WatchService(WatchOptions(roots=(own_library.root,), jobs_db=settings.queue_path, db=own_library.db,
+                                      once=True, settle_s=0.0, tick_s=0.02), extractor=fake)
+    from vidocr.daemon.service import hold_queue_lock
+
+    with hold_queue_lock(settings.queue_path), TestClient(create_app(settings)) as client:  # a daemon runs
+        health = client.get("/healthz").json()
+        assert not health["worker"] and "another vidocr watch or serve" in health["jobs_run_by"]
+        job = client.post("/api/v1/jobs", json={"path": "sub/forest.mp4"}).json()["job"]
+        time.sleep(0.5)
+        assert client.get(f"/api/v1/jobs/{job['id']}").json()["state"] == "pending"  # not run by the server
+    with TestClient(create_app(own_library.settings())) as client:
+        watch.run()  # `vidocr watch --once` over the same queue (it also finds harbour.mp4 and runs it)
+        done = client.get(f"/api/v1/jobs/{job['id']}").json()
+        assert done["state"] == "done" and done["cues"] == 1
+        hits = client.get("/api/v1/search", params={"q": "daemon"}).json()["hits"]
+        assert {h["path"] for h in hits} == {"sub/forest.mp4", "harbour.mp4"}
