@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -199,6 +200,29 @@ def test_proofreading_keys_nudge_merge_and_order(server: tuple[str, Library], pa
     page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('saved')", timeout=10_000)
     cues = page.evaluate(f"fetch('/api/v1/videos/{vid}/cues').then(r => r.json())")["cues"]
     assert [(c["start_ms"], c["end_ms"]) for c in cues] == [(before[0]["start_ms"] + FRAME_MS, before[1]["end_ms"])]
+
+
+def test_jobs_page_uploads_queues_and_cancels(server: tuple[str, Library], page: Any, tmp_path: Path) -> None:
+    url, library = server
+    page.click("a.nav")
+    page.locator("#jobs-view").wait_for(timeout=10_000)
+    page.set_input_files("#upload", str(library.root / "harbour.mp4"))
+    row = page.locator("#jobs-table tbody tr", has_text="harbour.mp4")
+    row.wait_for(timeout=20_000)
+    assert row.locator(".state").inner_text() == "pending"  # this server runs no worker
+    row.get_by_role("button", name="cancel").click()
+    page.wait_for_function("() => [...document.querySelectorAll('#jobs-table .error')].some("
+                           "td => td.textContent === 'cancelled')", timeout=10_000)
+    notes = tmp_path / "notes.mp4"
+    notes.write_text("not a video\n" * 20)
+    page.set_input_files("#upload", str(notes))
+    page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('not queued')",
+                           timeout=10_000)
+    assert "notes.mp4" in page.locator("#status").inner_text()
+    page.fill("#job-path", "../private/secret.mp4")
+    page.press("#job-path", "Enter")
+    page.wait_for_function("() => document.querySelector('#status').textContent.includes('..')", timeout=10_000)
+    assert page.locator("#status").inner_text().startswith("not queued")
 
 
 def test_with_keys_the_page_asks_for_one_and_sends_it_as_a_header(server: tuple[str, Library], page: Any) -> None:

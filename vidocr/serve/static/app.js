@@ -58,7 +58,8 @@ function highlighted(text, spans) {
 }
 
 function show(id) {
-  for (const s of ["#results", "#player-view", "#proof-view", "#ab-view"]) $(s).hidden = s !== id;
+  for (const s of ["#results", "#player-view", "#proof-view", "#ab-view", "#jobs-view"]) $(s).hidden = s !== id;
+  if (id !== "#jobs-view") clearTimeout(state.jobsTimer);
   for (const v of ["#video", "#proof-video"]) if ("#" + v.slice(1) !== id) $(v).pause();
 }
 
@@ -403,6 +404,54 @@ async function saveAB() {
   } catch (e) { status("not saved: " + e.message); }
 }
 
+// --- jobs -------------------------------------------------------------------------------------------------------
+
+async function openJobs() {
+  show("#jobs-view");
+  clearTimeout(state.jobsTimer);
+  let data;
+  try { data = await api("/jobs?limit=200"); } catch (e) { status(e.message); return; }
+  const c = data.counts;
+  status(`${c.pending} pending, ${c.running} running, ${c.done} done, ${c.failed} failed`);
+  $("#jobs-table tbody").replaceChildren(...data.jobs.slice().reverse().map((j) => el("tr", { "data-job": j.id },
+    el("td", {}, j.id),
+    el("td", {}, j.video_id ? el("a", { href: `#/video/${j.video_id}` }, j.path) : j.path),
+    el("td", { class: "state" }, j.state),
+    el("td", {}, j.state === "running" ? Math.round(j.progress * 100) + "%" : ""),
+    el("td", { class: "error" }, j.error || ""),
+    el("td", {}, j.state === "pending" || j.state === "running"
+      ? el("button", { type: "button", onclick: () => cancelJob(j.id) }, "cancel") : ""))));
+  state.jobsTimer = setTimeout(() => { if (!$("#jobs-view").hidden) openJobs(); }, 2000);
+}
+
+async function cancelJob(id) {
+  try { await api(`/jobs/${id}`, { method: "DELETE" }); } catch (e) { status(e.message); return; }
+  openJobs();
+}
+
+async function queuePath(e) {
+  e.preventDefault();
+  try {
+    const r = await api("/jobs", { method: "POST", json: { path: $("#job-path").value.trim() } });
+    $("#job-path").value = "";
+    await openJobs();
+    status(`job ${r.job.id}: ${r.queued}`);
+  } catch (err) { status("not queued: " + err.message); }
+}
+
+async function upload() {
+  const file = $("#upload").files[0];
+  if (!file) return;
+  status(`uploading ${file.name}…`);
+  try {
+    const r = await api("/uploads?filename=" + encodeURIComponent(file.name),
+                        { method: "POST", body: file, headers: { "Content-Type": "application/octet-stream" } });
+    await openJobs();
+    status(`job ${r.job.id}: ${r.queued}`);
+  } catch (err) { status("not queued: " + err.message); }
+  $("#upload").value = "";
+}
+
 // --- routing ----------------------------------------------------------------------------------------------------
 
 function route() {
@@ -411,6 +460,7 @@ function route() {
   let m;
   if ((m = path.match(/^\/video\/(\d+)$/))) openPlayer(+m[1], +(params.get("t") || 0));
   else if ((m = path.match(/^\/proof\/(\d+)$/))) openProof(+m[1]);
+  else if (path === "/jobs") openJobs();
   else if ((m = path.match(/^\/ab\/(\d+)$/))) openAB(+m[1], +(params.get("a") || 0), +(params.get("b") || 0));
   else runSearch(params.get("q") || "");
 }
@@ -431,6 +481,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("#save").addEventListener("click", save);
   $("#ab-save").addEventListener("click", saveAB);
+  $("#job-form").addEventListener("submit", queuePath);
+  $("#upload").addEventListener("change", upload);
   $("#compare").addEventListener("click", () => {
     location.hash = `#/ab/${state.video.id}?a=${$("#rev-a").value}&b=${$("#rev-b").value}`;
   });
