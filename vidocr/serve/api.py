@@ -183,7 +183,7 @@ def search_cues(
     lang: str | None = Query(None, max_length=35),
     modified_after: float | None = Query(None, ge=0, le=9e9, description="Unix seconds: videos modified at or after"),
     modified_before: float | None = Query(None, ge=0, le=9e9, description="Unix seconds: videos modified before"),
-) -> dict[str, Any]:
+) -> JSONResponse:
     state = _state(request)
     principal = state.authenticate(request, "read")
     video_glob = None
@@ -220,8 +220,10 @@ def search_cues(
         if doc["track"]["sidecar"]:
             doc["track"]["sidecar"] = os.path.basename(doc["track"]["sidecar"])
         hits.append(doc)
-    return {"query": q, "match": result.match, "offset": offset, "limit": limit, "hits": hits,
-            "more": len(result.hits) > wanted, "windowed": result.windowed, "seconds": round(result.seconds, 4)}
+    # A JSONResponse skips FastAPI's recursive encoder (these are plain JSON types): ~1.5 ms of a 20-hit page.
+    return JSONResponse({"query": q, "match": result.match, "offset": offset, "limit": limit, "hits": hits,
+                         "more": len(result.hits) > wanted, "windowed": result.windowed,
+                         "seconds": round(result.seconds, 4)})
 
 
 # --- videos ---------------------------------------------------------------------------------------------------
