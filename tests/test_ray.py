@@ -233,39 +233,67 @@ def job_states(jobs_db: Path) -> dict[str, str]:
         conn.close()
 
 
+def start_driver(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as fh:
+        return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
+
+
+def wait_until_done(proc: subprocess.Popen[bytes], log: Path, jobs_db: Path, count: int) -> None:
+    deadline = time.monotonic() + 120
+    while list(job_states(jobs_db).values()).count("done") < count:
+        assert proc.poll() is None, f"the driver exited ({proc.returncode}): {log.read_text()[-2000:]}"
+        assert time.monotonic() < deadline, f"not {count} jobs done in 120 s"
+        time.sleep(0.05)
+
+
 def test_a_killed_watch_driver_resumes_from_its_queue_and_stores_each_video_once(
     cluster: str, library: Path, plain: tuple[Path, Path], tmp_path: Path
 ) -> None:
+    """Run 1 (watch --once) is SIGKILLed after its first job, run 2 (a daemon) gets SIGTERM with --stop-timeout 0
+    after its first job, run 3 (watch --once) finishes: nothing lost, nothing stored twice."""
     folder, out, db = tmp_path / "in", tmp_path / "out", tmp_path / "lib.sqlite"
+    jobs_db = Path(f"{db}.jobs")
     folder.mkdir()
     for video in library.iterdir():
         os.link(video, folder / video.name)
-    argv = [sys.executable, "-m", "vidocr", "watch", str(folder), "--once", "--json", "--settle", "0.2", "--db",
+    argv = [sys.executable, "-m", "vidocr", "watch", str(folder), "--json", "--settle", "0.2", "--db",
             str(db), "-o", str(out), "--ray", cluster, "--ray-in-flight", "2"]
-    logs = [tmp_path / "run1.log", tmp_path / "run2.log"]
-    with logs[0].open("wb") as fh:
-        first = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
+    logs = [tmp_path / "run1.log", tmp_path / "run2.log", tmp_path / "run3.log"]
+    first = start_driver([*argv, "--once"], logs[0])
     try:
-        deadline = time.monotonic() + 120
-        while "done" not in job_states(Path(f"{db}.jobs")).values():
-            assert first.poll() is None, f"the driver exited ({first.returncode}): {logs[0].read_text()[-2000:]}"
-            assert time.monotonic() < deadline, "no job done in 120 s"
-            time.sleep(0.05)
+        wait_until_done(first, logs[0], jobs_db, 1)
         first.send_signal(signal.SIGKILL)
     finally:
         first.kill()
         first.wait(timeout=30)
-    at_kill = job_states(Path(f"{db}.jobs"))
+    at_kill = job_states(jobs_db)
     assert "running" in at_kill.values(), at_kill  # the kill left claimed videos behind
-    with logs[1].open("wb") as fh:
-        second = subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh, timeout=300)
-    # watch --once exits 1 when a job of this run failed: broken.mp4, unless it failed before the kill
-    assert second.returncode in (0, 1), logs[1].read_text()[-2000:]
 
-    states = job_states(Path(f"{db}.jobs"))
+    second = start_driver([*argv, "--stop-timeout", "0"], logs[1])
+    try:
+        wait_until_done(second, logs[1], jobs_db, list(at_kill.values()).count("done") + 1)
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(timeout=60) == 0, logs[1].read_text()[-2000:]
+    finally:
+        second.kill()
+        second.wait(timeout=30)
+    after_stop = job_states(jobs_db)
+    assert "running" not in after_stop.values() and "pending" in after_stop.values(), after_stop  # given back
+
+    conn = sqlite3.connect(jobs_db)
+    try:  # a job given back does not count the attempt (only run 1's kill counted one)
+        assert conn.execute("SELECT max(attempts) FROM jobs WHERE state = 'pending'").fetchone()[0] <= 1
+    finally:
+        conn.close()
+
+    with logs[2].open("wb") as fh:
+        third = subprocess.run([*argv, "--once"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh, timeout=300)
+    # watch --once exits 1 when a job of this run failed: broken.mp4, unless it failed in an earlier run
+    assert third.returncode in (0, 1), logs[2].read_text()[-2000:]
+    states = job_states(jobs_db)
     assert states == {**{f"clip{i:02d}.mp4": "done" for i in range(6)}, "broken.mp4": "failed"}
     done = [Path(str(e["path"])).name for log in logs for e in read_events(log) if e.get("event") == "job_done"]
-    assert sorted(done) == [f"clip{i:02d}.mp4" for i in range(6)]  # each video done once over both runs
+    assert sorted(done) == [f"clip{i:02d}.mp4" for i in range(6)]  # each video done once over the three runs
     failed = [e for log in logs for e in read_events(log) if e.get("event") == "job_failed"]
     assert [(Path(str(e["path"])).name, e["attempt"]) for e in failed] == [("broken.mp4", 1)]
     assert index_rows(db) == index_rows(plain[1])
