@@ -111,6 +111,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--procs", type=int, default=4, help="client processes the clients are spread over")
+    parser.add_argument("--processes", type=int, default=1, help="server processes (vidocr serve --processes)")
     parser.add_argument("--keep", help="folder to keep the index in (default: a temporary one)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,6 +123,7 @@ def main() -> int:
         port = _port()
         server = subprocess.Popen(
             [sys.executable, "-m", "vidocr", "serve", str(root), "--db", str(db), "--port", str(port), "--no-worker",
+             "--processes", str(args.processes),
              "--rate", "100000", "--burst", "100000", "-q"],
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -145,7 +147,8 @@ def main() -> int:
         finally:
             server.terminate()
             server.wait(30)
-    result = {**built, "clients": args.clients, "client_procs": args.procs, "requests": len(latencies),
+    result = {**built, "clients": args.clients, "client_procs": args.procs,
+              "server_processes": args.processes, "requests": len(latencies),
               "errors": errors, "requests_per_s": round(len(latencies) / args.seconds, 1),
               "p50_ms": _pct(latencies, 50), "p95_ms": _pct(latencies, 95), "p99_ms": _pct(latencies, 99),
               "max_ms": _pct(latencies, 100)}

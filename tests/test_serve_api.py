@@ -449,3 +449,48 @@ def test_jobs_queued_by_serve_are_run_by_a_watch_daemon_holding_the_queue(own_li
         assert done["state"] == "done" and done["cues"] == 1
         hits = client.get("/api/v1/search", params={"q": "daemon"}).json()["hits"]
         assert {h["path"] for h in hits} == {"sub/forest.mp4", "harbour.mp4"}
+
+
+def test_several_server_processes_share_one_port_and_the_media_tokens(serve_library: Library, tmp_path: Path) -> None:
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = tmp_path / "index.sqlite"
+    src, dst = sqlite3.connect(serve_library.db), sqlite3.connect(db)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    proc = subprocess.Popen([sys.executable, "-m", "vidocr", "serve", str(serve_library.root), "--db", str(db),
+                             "--port", str(port), "--processes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    base = f"http://127.0.0.1:{port}"
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(base + path, timeout=10) as r:
+            return json.loads(r.read()) if r.headers["content-type"].startswith("application/json") else r.status
+
+    try:
+        deadline, up = time.monotonic() + 90, False
+        while not up and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                up = get("/healthz")["status"] == "ok"
+            except OSError:
+                time.sleep(0.3)
+        assert up
+        vid = next(v["id"] for v in get("/api/v1/videos")["videos"] if v["path"] == "harbour.mp4")
+        tokens = {get(f"/api/v1/videos/{vid}")["media_token"] for _ in range(6)}
+        for token in tokens:  # each connection may reach either process: every token works in both
+            for _ in range(3):
+                assert get(f"/api/v1/videos/{vid}/band?ms=500&token={token}") == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "with 2 processes" in err and "Traceback" not in err, err

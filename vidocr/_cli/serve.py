@@ -57,6 +57,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-worker", action="store_true",
                    help="only queue jobs (a `vidocr watch` runs them); by default the server runs them itself "
                         "when no watch daemon holds the queue")
+    p.add_argument("--processes", type=int, default=1, metavar="N",
+                   help="server processes on the one port (default 1); one of them runs the job worker")
     p.add_argument("--stop-timeout", type=float, default=20.0, metavar="SECONDS",
                    help="on shutdown, let the current job finish this long, then give it back (default: 20)")
     p.add_argument("-q", "--quiet", action="store_true", help="log errors only")
@@ -90,7 +92,33 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     )
 
 
+#: Where a server process started by ``--processes`` finds its settings (set by the parent, read by the child).
+_SETTINGS_ENV = "VIDOCR_SERVE_SETTINGS"
+
+
 def run(args: argparse.Namespace) -> int:
     from vidocr.serve.runner import serve
 
-    return serve(settings_from_args(args))
+    settings = settings_from_args(args)
+    processes = int(args.processes)
+    if not 1 <= processes <= 64:
+        raise ConfigError(f"--processes must be from 1 to 64, got {processes}")
+    if processes > 1:
+        import base64
+        import dataclasses
+        import pickle
+        import secrets
+
+        settings = dataclasses.replace(settings, token_secret=secrets.token_bytes(32))
+        os.environ[_SETTINGS_ENV] = base64.b64encode(pickle.dumps(settings)).decode()
+    return serve(settings, processes=processes, factory=f"{__name__}:app_from_environment")
+
+
+def app_from_environment() -> Any:
+    """The app of one server process of ``--processes``: the parent's settings, from the environment."""
+    import base64
+    import pickle
+
+    from vidocr.serve.app import create_app
+
+    return create_app(pickle.loads(base64.b64decode(os.environ[_SETTINGS_ENV])))  # noqa: S301 - our parent's

@@ -34,7 +34,7 @@ class ServeSettings:
     worker: run the daemon's job runner in this process (when no ``vidocr watch`` holds the queue).
     extract, formats, output_dir: what jobs extract and write (beside each video, or mirrored under output_dir).
     extractor: stands in for the engine (tests). stop_timeout_s: on shutdown, how long the current job may run on
-    before it is given back.
+    before it is given back. token_secret: see below.
     """
 
     roots: tuple[Path, ...]
@@ -53,6 +53,9 @@ class ServeSettings:
     output_dir: Path | None = None
     extractor: Callable[[Path], Any] | None = field(default=None, repr=False, compare=False)
     stop_timeout_s: float = 20.0
+    #: The media tokens' HMAC key (None: a random one at start-up). Server processes that share one listening
+    #: socket (``vidocr serve --processes``) share it, so a token from one is good in the others.
+    token_secret: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.roots:

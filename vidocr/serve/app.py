@@ -77,7 +77,7 @@ class ServeState:
             raise ConfigError(f"cannot create the upload folder: {err.strerror}", str(settings.uploads)) from None
         roots.append(settings.uploads)
         self.roots = real_roots(roots)
-        self.tokens = MediaTokens()
+        self.tokens = MediaTokens(secret=settings.token_secret)
         self.limiter = RateLimiter(settings.rate, settings.burst)
         self.bands = BandCache()
         self.probes: dict[tuple[str, int, int], Any] = {}

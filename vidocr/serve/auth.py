@@ -102,8 +102,8 @@ def key_is_active(conn: sqlite3.Connection, key_id: int) -> bool:
 class MediaTokens:
     """HMAC tokens that open one video's media for ``ttl_s`` seconds (key id 0: the server runs without keys)."""
 
-    def __init__(self, ttl_s: float = 3600.0) -> None:
-        self._secret = secrets.token_bytes(32)
+    def __init__(self, ttl_s: float = 3600.0, secret: bytes | None = None) -> None:
+        self._secret = secret or secrets.token_bytes(32)
         self.ttl_s = ttl_s
 
     def make(self, video_id: int, key_id: int, now: float | None = None) -> str:

@@ -18,7 +18,12 @@ from vidocr.serve import ServeSettings
 log = logging.getLogger("vidocr.serve")
 
 
-def serve(settings: ServeSettings, *, graceful_s: float = 10.0) -> int:
+def serve(settings: ServeSettings, *, graceful_s: float = 10.0, processes: int = 1, factory: str | None = None) -> int:
+    """Serve until SIGTERM/SIGINT. ``processes`` > 1: that many server processes on one socket, each building its
+    app with ``factory`` (an import string ``module:function`` that rebuilds ``settings`` in the child); one of them
+    runs the job worker (the queue's lock), and rate limits count per process."""
+    if processes > 1:
+        return _serve_many(settings, graceful_s, processes, factory)
     try:
         import uvicorn
     except ImportError:
@@ -45,6 +50,28 @@ def serve(settings: ServeSettings, *, graceful_s: float = 10.0) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    return 0
+
+
+def _serve_many(settings: ServeSettings, graceful_s: float, workers: int, factory: str | None) -> int:
+    try:
+        import uvicorn
+    except ImportError:
+        raise ConfigError("`vidocr serve` needs fastapi and uvicorn: pip install 'vidocr[serve]'") from None
+    from vidocr.serve.app import create_app
+
+    if factory is None:
+        raise ConfigError("several server processes need an app factory")
+    create_app(settings)  # the same checks as one process (keys off loopback, the index), before any child starts
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    log.warning("serving %d library folder(s) on http://%s:%d/ with %d processes", len(settings.roots), host,
+                settings.port, workers)
+    try:
+        uvicorn.run(factory, factory=True, host=settings.host, port=settings.port, workers=workers, access_log=False,
+                    log_level="warning", timeout_graceful_shutdown=int(graceful_s), server_header=False,
+                    proxy_headers=False)
+    except OSError as err:
+        raise ConfigError(f"cannot listen on {host}:{settings.port}: {err.strerror or err}") from None
     return 0
 
 
