@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from vidocr.engines import EngineOptions, engine_spec
-from vidocr.errors import EngineError
+from vidocr.errors import EngineError, VidocrError
 from vidocr.types import OcrResult, Task
 
 
@@ -111,19 +111,37 @@ class Batcher:
 
 
 class OcrActor:
-    """A Ray actor (made with ``ray.remote(OcrActor)``): one engine, the crops of many videos."""
+    """A Ray actor (made with ``ray.remote(OcrActor)``): one engine, the crops of many videos. :meth:`start` builds
+    the engine and answers what that raised (an actor whose constructor raised would die with Ray's report of it);
+    a restarted actor builds it at its first call."""
 
     def __init__(self, engine: str, options: EngineOptions, max_batch: int = 0) -> None:
-        from vidocr.engines import create_engine
+        self._spec = (engine, options, max_batch)
+        self._lock = threading.Lock()
+        self.batcher: Batcher | None = None
 
-        self.engine = create_engine(engine, options)
-        self.batcher = Batcher(self.engine, max_batch or max(1, int(getattr(self.engine, "preferred_batch", 8))) * 4)
+    def start(self) -> BaseException | None:
+        try:
+            self._batcher()
+        except Exception as err:  # noqa: BLE001 - the driver reports it as the plain run would
+            return err if isinstance(err, VidocrError) else EngineError(f"{type(err).__name__}: {err}")
+        return None
+
+    def _batcher(self) -> Batcher:
+        with self._lock:
+            if self.batcher is None:
+                from vidocr.engines import create_engine
+
+                name, options, max_batch = self._spec
+                engine = create_engine(name, options)
+                self.batcher = Batcher(engine, max_batch or max(1, int(getattr(engine, "preferred_batch", 8))) * 4)
+            return self.batcher
 
     def recognize(self, images: Sequence[np.ndarray], task: Task, caller: str = "") -> list[OcrResult]:
-        return self.batcher.recognize(images, task, caller)
+        return self._batcher().recognize(images, task, caller)
 
     def batches(self) -> BatchLog:
-        return self.batcher.log
+        return self.batcher.log if self.batcher is not None else BatchLog()
 
 
 class ActorLost(EngineError):

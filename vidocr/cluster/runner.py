@@ -338,12 +338,14 @@ class RayExtractor:
         actors = [actor_class.remote(self.options.engine, engine_opts) for _ in range(count)]
         log.info("ray: %d OCR actor(s) for %s, %g GPU each", count, self.options.engine, actor_gpus)
         try:
-            ray.get([actor.batches.remote() for actor in actors])
+            errors = [e for e in ray.get([actor.start.remote() for actor in actors]) if e is not None]
         except ray.exceptions.RayActorError as err:
+            errors = [EngineError(f"{self.options.engine}: cannot start the OCR actor: {actor_error(err)}")]
+        if errors:  # the engine's own error, as the plain run gives it (exit code included)
             for actor in actors:
                 with contextlib.suppress(Exception):
                     ray.kill(actor)
-            raise EngineError(f"{self.options.engine}: cannot start the OCR actor: {actor_error(err)}") from None
+            raise errors[0]
         return actors
 
     def batch_logs(self) -> list[Any]:
