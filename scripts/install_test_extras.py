@@ -20,7 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: Debian packages tests/test_lang.py needs: Tesseract's language data (tessdata_fast) and fonts to draw with.
+#: Debian packages tests/test_lang.py needs: Tesseract's language data (tessdata_fast) and fonts to draw with
+#: (tests/test_lang_libass.py has libass draw with the same fonts: NanumGothic, DejaVu Sans, Noto Sans Arabic/Thai/
+#: Devanagari from fonts-nanum, fonts-dejavu-core and fonts-noto-core).
 APT_PACKAGES = [
     "tesseract-ocr-kor", "tesseract-ocr-rus", "tesseract-ocr-ara", "tesseract-ocr-tha", "tesseract-ocr-hin",
     "tesseract-ocr-osd", "tesseract-ocr-eng",

@@ -1,0 +1,119 @@
+"""Korean, Russian, Arabic, Thai and Hindi subtitles burned in by libass (FFmpeg's ``ass`` filter, the way releases
+are made), read back through the whole pipeline with ``--lang`` and with ``auto``: every cue found, its start and
+end within one frame of what libass drew, and the text within issue 15's character error rate bound.
+
+One small clip per script (``tests/support/libass.py``: three cues over a generated photo-like picture, 854x480,
+text 43 px high with a black outline, the size of a 720p release's subtitles). The bounds are issue 15's targets
+(5% ko, ru, hi; 12% ar, th); ``python bench/multilingual.py --libass`` measures the same pipeline on 3 fonts x 8
+lines per script (README, languages): 0-1.2% at this text size, so a bound is missed only by a real regression.
+Smaller text (27 px, a 360p release) reads worse: the bench prints it, these tests do not cover it.
+
+Needs ``vidocr[tesseract]``, the Debian packs tesseract-ocr-kor/-rus/-ara/-tha/-hin, FFmpeg with libass and the fonts
+below (scripts/install_test_extras.py installs them as root on Debian); without them these tests skip, except on
+CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import unicodedata
+from collections.abc import Iterator
+from fractions import Fraction
+
+import pytest
+from support import libass
+from support.libass import Clip, Event, Rendered, Scene, Style
+from support.metrics import edit_distance
+
+import vidocr
+from vidocr.langs import installed_packs, main_script
+
+W, H = 854, 480
+SIZE = 0.09  # 43 px text on 480 lines
+#: Per script: the language pack, the font (fontconfig family, Debian package), the lines, the CER bound.
+SCRIPTS: dict[str, tuple[str, str, str, list[str], float]] = {
+    "ko": ("kor", "NanumGothic", "fonts-nanum",
+           ["지금 어디 가는 거예요?", "우리 내일 다시 만나요", "그건 정말 좋은 생각이야"], 0.05),
+    "ru": ("rus", "DejaVu Sans", "fonts-dejavu-core", ["Куда ты идёшь?", "В ЧУВСТВАХ", "Никому не доверяй"], 0.05),
+    "ar": ("ara", "Noto Sans Arabic", "fonts-noto-core",
+           ["إلى أين أنت ذاهب؟", "سنلتقي غدا صباحا", "هذه فكرة جيدة جدا"], 0.12),
+    "th": ("tha", "Noto Sans Thai", "fonts-noto-core", ["คุณจะไปไหน", "พรุ่งนี้เจอกันนะ", "เธออยู่ที่ไหนทั้งคืน"], 0.12),
+    "hi": ("hin", "Noto Sans Devanagari", "fonts-noto-core",
+           ["तुम कहाँ जा रहे हो?", "कल सुबह मिलते हैं", "यह बहुत अच्छा विचार है"], 0.05),
+}
+
+
+def _need(what: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is missing on CI: scripts/install_test_extras.py should have installed it")
+    pytest.skip(f"{what} not installed (scripts/install_test_extras.py installs it as root on Debian)")
+
+
+def clip(code: str) -> Clip:
+    """Three cues of 1 s, 0.32 s apart, from 0.32 s (25 fps), over the generated picture every script shares (as
+    tests/test_libass_classes.py's clips do: only the script changes)."""
+    _, font, _, lines, _ = SCRIPTS[code]
+    events = [Event(8 + 33 * i, 33 + 33 * i, text) for i, text in enumerate(lines)]
+    frames = events[-1].last + 8
+    return Clip(name=f"lang-{code}", half="test", seed=3, width=W, height=H, fps=Fraction(25), frames=frames,
+                style=Style(font, SIZE, outline=4.0), events=events,
+                scenes=[Scene(0, f"{libass.GENERATED}1", "still")])
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
+    try:
+        import tesserocr  # noqa: F401
+    except ImportError:
+        _need("tesserocr (pip install 'vidocr[tesseract]')")
+    if not libass.have_ffmpeg_ass():
+        _need("ffmpeg with libass (Debian's ffmpeg)")
+    lacking = [f"tesseract-ocr-{pack}" for pack, *_ in SCRIPTS.values() if pack not in installed_packs()]
+    lacking += [f"font {font!r} ({package})" for _, font, package, _, _ in SCRIPTS.values()
+                if not libass.has_font(font)]
+    if lacking:
+        _need(", ".join(lacking))
+    folder = tmp_path_factory.mktemp("lang-libass")
+    return {code: libass.render(clip(code), folder) for code in SCRIPTS}
+
+
+@pytest.fixture(scope="module")
+def auto() -> Iterator[vidocr.Extractor]:
+    """One engine for every clip, as over a library: ``auto`` decides each video's script afresh."""
+    with vidocr.Extractor(vidocr.ExtractOptions()) as extractor:
+        yield extractor
+
+
+def _squash(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def check(code: str, video: Rendered, cues: list[vidocr.Cue]) -> None:
+    truth = video.cues
+    shown = [(round(video.frame_at(c.start_ms), 2), round(video.frame_at(c.end_ms), 2), c.text) for c in cues]
+    assert len(cues) == len(truth) == 3, shown
+    errors = chars = 0
+    for t, c in zip(truth, cues, strict=True):
+        # Times within one frame of what libass drew (0.05 frame of slack: cue times are whole milliseconds).
+        assert abs(video.frame_at(c.start_ms) - t.first) <= 1.05, shown
+        assert abs(video.frame_at(c.end_ms) - t.last) <= 1.05, shown
+        assert main_script(c.text) == main_script(t.text), shown
+        errors += edit_distance(_squash(c.text), _squash(t.text))
+        chars += len(_squash(t.text))
+    assert errors / chars <= SCRIPTS[code][4], (errors / chars, shown)
+
+
+@pytest.mark.parametrize("code", list(SCRIPTS))
+def test_libass_subtitles_read_with_lang(code: str, rendered: dict[str, Rendered]) -> None:
+    cues, _ = vidocr.extract(rendered[code].video, vidocr.ExtractOptions(lang=(code,)))
+    check(code, rendered[code], list(cues))
+
+
+@pytest.mark.parametrize("code", list(SCRIPTS))
+def test_libass_subtitles_read_with_auto(
+    code: str, rendered: dict[str, Rendered], auto: vidocr.Extractor, caplog: pytest.LogCaptureFixture
+) -> None:
+    cues, _ = auto(rendered[code].video)
+    check(code, rendered[code], list(cues))
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
