@@ -494,3 +494,27 @@ def test_several_server_processes_share_one_port_and_the_media_tokens(serve_libr
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "with 2 processes" in err and "Traceback" not in err, err
+
+
+def test_band_images_of_a_rotated_video_are_turned_as_the_pipeline_sees_them(tmp_path: Path, rapid_engine: Any) -> None:
+    from support.synth import SynthCue, SynthSpec, render_video
+
+    from vidocr.extractor import Extractor
+    from vidocr.index import BuildOptions, build_index
+    from vidocr.serve import ServeSettings
+    from vidocr.types import Task
+
+    root = tmp_path / "library"
+    root.mkdir()
+    render_video(SynthSpec(width=270, height=480, duration=2.0, font_size=18, rotation=90, cut_every=None,
+                           cues=(SynthCue(0.4, 1.6, "Turned on its side"),)), root / "phone.mp4")
+    with Extractor() as extractor:
+        build_index(tmp_path / "index.sqlite", [root], BuildOptions(extract=extractor))
+    with TestClient(create_app(ServeSettings(roots=(root,), db=tmp_path / "index.sqlite", worker=False))) as client:
+        vid = video_id(client, "phone.mp4")
+        cue = client.get(f"/api/v1/videos/{vid}/cues").json()["cues"][0]
+        assert cue["text"] == "Turned on its side"
+        png = client.get(f"/api/v1/cues/{cue['id']}/band", params={"fmt": "png"})
+        image = np.asarray(Image.open(io.BytesIO(png.content)).convert("RGB"))
+        assert image.shape[1] == 270  # the displayed width
+        assert rapid_engine.recognize([image], Task.SUBTITLE)[0].text.replace(" ", "") == "Turnedonitsside"

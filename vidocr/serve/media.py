@@ -99,7 +99,9 @@ def frame_at(path: Path, ms: int) -> np.ndarray:
             if shown is None:
                 raise InputError(f"no frame at {ms} ms", str(path))
             image: np.ndarray = shown.to_ndarray(format="rgb24")
-            return image
+            # As the pipeline sees it (cue boxes are in its coordinates): turned by the display rotation.
+            turns = (int(round(getattr(shown, "rotation", 0) or 0)) % 360) // 90
+            return np.ascontiguousarray(np.rot90(image, k=turns)) if turns else image
     except InputError:
         raise
     except (av.FFmpegError, OSError, ValueError) as err:
@@ -112,7 +114,8 @@ def band_rows(height: int, box: tuple[int, int, int, int] | None) -> tuple[int, 
         return height * 2 // 3, height
     _, y, _, h = box
     pad = max(8, h // 2)
-    return max(0, y - pad), min(height, y + h + pad)
+    top, bottom = max(0, y - pad), min(height, y + h + pad)
+    return (top, bottom) if bottom - top >= 4 else band_rows(height, None)  # a box off the picture
 
 
 def encode(image: np.ndarray, fmt: str, max_width: int = 960) -> bytes:
