@@ -17,17 +17,23 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import unicodedata
 from collections.abc import Iterator
 from fractions import Fraction
+from pathlib import Path
 
+import numpy as np
 import pytest
 from support import libass
 from support.libass import Clip, Event, Rendered, Scene, Style
 from support.metrics import edit_distance
 
 import vidocr
+from vidocr.formats import get_writer
+from vidocr.index.sidecars import read_sidecar
 from vidocr.langs import installed_packs, main_script
+from vidocr.types import Cue, VideoInfo
 
 W, H = 854, 480
 SIZE = 0.09  # 43 px text on 480 lines
@@ -117,3 +123,40 @@ def test_libass_subtitles_read_with_auto(
     cues, _ = auto(rendered[code].video)
     check(code, rendered[code], list(cues))
     assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def _draw(path: Path, style: str) -> np.ndarray:
+    """The first frame of ``path`` (SRT, VTT or ASS) drawn over black by FFmpeg's ``subtitles`` filter (libass)."""
+    graph = f"subtitles=filename={path}:force_style='{style}'"
+    out = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "color=black:s=800x160:r=25",
+                          "-vf", graph, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                         capture_output=True, check=True)
+    return np.frombuffer(out.stdout, np.uint8).reshape(160, 800)
+
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt", "ass"])
+def test_right_to_left_cues_are_written_so_players_draw_them_right_to_left(fmt: str, tmp_path: Path) -> None:
+    # Cue text is in logical order (what the recogniser gives). libass, which mpv and FFmpeg draw every one of
+    # these formats with, lays a line out left to right unless the style says Encoding -1: an Arabic line ending
+    # in "!" or holding a Latin word then shows them at the wrong end. The reference is the same file without
+    # vidocr's direction marks, drawn with Encoding -1 (libass finds the direction from the first letter).
+    if not libass.have_ffmpeg_ass():
+        _need("ffmpeg with libass (Debian's ffmpeg)")
+    if not libass.has_font("Noto Sans Arabic"):
+        _need("font 'Noto Sans Arabic' (fonts-noto-core)")
+    lines = ["لا أعرف ماذا أفعل!", "قال iPhone جديد"]
+    cue = Cue(0, 2000, "\n".join(lines))
+    written = get_writer(fmt).render([cue], VideoInfo("v.mp4", 800, 160, 2.0, 25.0, "h264"))
+    assert [line.strip("\u202b\u202c") for line in lines] == lines and all(line in written for line in lines)
+    plain = tmp_path / f"plain.{fmt}"
+    plain.write_text(written.replace("\u202b", "").replace("\u202c", ""), encoding="utf-8")
+    marked = tmp_path / f"marked.{fmt}"
+    marked.write_text(written, encoding="utf-8")
+    style = "FontName=Noto Sans Arabic,Fontsize=22"
+    reference = _draw(plain, style + ",Encoding=-1")
+    assert reference.max() > 0
+    assert not np.array_equal(_draw(plain, style), reference)  # the marks are needed: without them, drawn wrong
+    assert np.array_equal(_draw(marked, style), reference)
+    # Data keeps the logical text: JSON has no marks, and the index reads a written file back without them.
+    assert "\u202b" not in get_writer("json").render([cue], VideoInfo("v.mp4", 800, 160, 2.0, 25.0, "h264"))
+    assert [text for _, _, text in read_sidecar(marked)] == [cue.text]

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from vidocr.atomic import write_texts_atomic
 from vidocr.errors import ConfigError
+from vidocr.langs import RTL, main_script
 from vidocr.types import Cue, VideoInfo
 
 
@@ -99,3 +100,25 @@ def zone_position(cue: Cue) -> str | None:
     """Where a cue's zone sits when it is not the default bottom: "top" or "middle" (zones ``top``, ``top2``...)."""
     name = cue.zone.rstrip("0123456789")
     return name if name in ("top", "middle") else None
+
+
+#: Unicode RIGHT-TO-LEFT EMBEDDING ... POP DIRECTIONAL FORMATTING around a right-to-left line.
+RLE, PDF = "\u202b", "\u202c"
+
+
+def rtl_embedded(text: str) -> str:
+    """``text`` with each line whose main script is written right to left (Arabic, Hebrew) wrapped in RLE ... PDF.
+
+    Cue text is in logical order. A player lays a line out with the Unicode bidi algorithm, whose paragraph
+    direction is left to right in libass (which mpv and FFmpeg draw SRT, VTT and ASS with) unless a style says
+    Encoding -1, else the first strong letter's: a line that ends in "!", "." or "..." or holds a Latin word then
+    shows its punctuation and words in the wrong places (checked with FFmpeg's libass: tests/test_lang_libass.py).
+    The embedding makes the line right to left in every renderer, as subtitle editors' RTL fixes do.
+    Left-to-right lines and the JSON output (data, not display) are unchanged; the index's sidecar reader drops
+    the marks again."""
+    if text.isascii():
+        return text
+    return "\n".join(
+        f"{RLE}{line}{PDF}" if line.strip() and main_script(line) in RTL and not line.startswith(RLE) else line
+        for line in text.split("\n")
+    )

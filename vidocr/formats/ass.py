@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vidocr.formats import zone_position
+from vidocr.formats import rtl_embedded, zone_position
 from vidocr.types import Cue, VideoInfo
 
 _ALIGN = {"top": 8, "middle": 5}
@@ -20,7 +20,7 @@ def ass_time(ms: int) -> str:
 
 def _text(cue: Cue) -> str:
     # Braces open override blocks in ASS; line breaks are \N.
-    body = cue.text.replace("{", "(").replace("}", ")").replace("\n", "\\N")
+    body = rtl_embedded(cue.text).replace("{", "(").replace("}", ")").replace("\n", "\\N")
     align = _ALIGN.get(zone_position(cue) or "")
     return f"{{\\an{align}}}{body}" if align else body
 

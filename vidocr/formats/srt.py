@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pysrt
 
-from vidocr.formats import zone_position
+from vidocr.formats import rtl_embedded, zone_position
 from vidocr.types import Cue, VideoInfo
 
 _ALIGN = {"top": "{\\an8}", "middle": "{\\an5}"}
@@ -25,7 +25,7 @@ class SrtWriter:
                     index=i,
                     start=pysrt.SubRipTime(milliseconds=cue.start_ms),
                     end=pysrt.SubRipTime(milliseconds=cue.end_ms),
-                    text=_ALIGN.get(zone_position(cue) or "", "") + cue.text.replace("\n\n", "\n"),
+                    text=_ALIGN.get(zone_position(cue) or "", "") + rtl_embedded(cue.text.replace("\n\n", "\n")),
                 )
             )
         buf = io.StringIO()

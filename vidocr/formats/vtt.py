@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vidocr.formats import zone_position
+from vidocr.formats import rtl_embedded, zone_position
 from vidocr.types import Cue, VideoInfo
 
 
@@ -32,5 +32,6 @@ class VttWriter:
         parts = ["WEBVTT", ""]
         for i, cue in enumerate(cues, start=1):
             settings = _SETTINGS.get(zone_position(cue) or "", "")
-            parts += [str(i), f"{vtt_time(cue.start_ms)} --> {vtt_time(cue.end_ms)}{settings}", _escape(cue.text), ""]
+            text = rtl_embedded(_escape(cue.text))
+            parts += [str(i), f"{vtt_time(cue.start_ms)} --> {vtt_time(cue.end_ms)}{settings}", text, ""]
         return "\n".join(parts)

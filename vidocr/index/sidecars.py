@@ -130,6 +130,10 @@ def _ms(stamp: str) -> int:
     return round(seconds * 1000)
 
 
+#: Bidi controls subtitle files put around right-to-left lines (vidocr's writers: RLE ... PDF): display, not text.
+_BIDI = str.maketrans("", "", "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def _clean(body: str) -> str:
-    lines = (" ".join(_TAG.sub("", line).split()) for line in body.split("\n"))
+    lines = (" ".join(_TAG.sub("", line).translate(_BIDI).split()) for line in body.split("\n"))
     return "\n".join(line for line in lines if line)
