@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -269,9 +271,14 @@ def test_a_killed_watch_driver_resumes_from_its_queue_and_stores_each_video_once
     at_kill = job_states(jobs_db)
     assert "running" in at_kill.values(), at_kill  # the kill left claimed videos behind
 
-    second = start_driver([*argv, "--stop-timeout", "0"], logs[1])
+    second = start_driver([*argv, "--stop-timeout", "0", "--metrics-port", "0"], logs[1])
     try:
         wait_until_done(second, logs[1], jobs_db, list(at_kill.values()).count("done") + 1)
+        [listening] = [e for e in read_events(logs[1]) if e.get("event") == "metrics_listening"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{listening['port']}/metrics", timeout=10) as response:
+            metrics = response.read().decode()
+        per_node = re.findall(r'^vidocr_ray_node_videos_total\{node="(\w+)"\} (\d+)', metrics, re.M)
+        assert len(per_node) == 1 and int(float(per_node[0][1])) >= 1, metrics  # one node here, its videos
         second.send_signal(signal.SIGTERM)
         assert second.wait(timeout=60) == 0, logs[1].read_text()[-2000:]
     finally:

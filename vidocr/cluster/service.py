@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from typing import Any
 
 from vidocr.cluster.runner import RayExtractor
 from vidocr.daemon import WatchOptions
@@ -74,6 +76,13 @@ class RayWatchService(WatchService):
             runner.run(claimed.pop(path))
             self.ray.discard(path)
 
+    def _serve_metrics(self) -> Any:
+        """The daemon's metrics, plus per Ray node the videos it finished and the seconds of video in them."""
+        server = super()._serve_metrics()
+        if self.runner is not None and self.runner.metrics is not None:
+            self.runner.metrics.registry.register(_NodeCounts(self.ray))
+        return server
+
     def _log_status(self) -> None:
         now = time.monotonic()
         if now - self._status_at >= 10.0:
@@ -81,3 +90,26 @@ class RayWatchService(WatchService):
             event(log, logging.INFO, "ray_status", self.ray.status(), running=self.ray.in_flight,
                   done=self.ray.counts.done, failed=self.ray.counts.failed,
                   nodes=dict(self.ray.counts.node_videos))
+
+
+class _NodeCounts:
+    """Prometheus collector: ``vidocr_ray_node_videos`` and ``vidocr_ray_node_video_seconds`` by node id."""
+
+    def __init__(self, ray: RayExtractor) -> None:
+        self.ray = ray
+
+    def describe(self) -> list[Any]:
+        return []  # collected fresh at each scrape
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily
+
+        counts = self.ray.counts
+        videos = CounterMetricFamily("vidocr_ray_node_videos", "Videos finished on each Ray node", labels=["node"])
+        seconds = CounterMetricFamily("vidocr_ray_node_video_seconds", "Seconds of video finished on each Ray node",
+                                      labels=["node"])
+        for node, count in sorted(counts.node_videos.items()):
+            videos.add_metric([node], count)
+            seconds.add_metric([node], counts.node_video_s.get(node, 0.0))
+        yield videos
+        yield seconds
