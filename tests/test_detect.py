@@ -162,3 +162,38 @@ def test_analysis_image_is_the_strongest_colour_channel() -> None:
             assert bright >= 0.9 * white * max(colour) / 255, (colour, got)
     # In luma alone, red, blue and green are mid greys, far below white.
     assert all(got[i][1] < 0.65 * white for i in (3, 4, 5)), got
+
+
+def picture_and(text: str | None) -> np.ndarray:
+    """A band whose mask is mostly picture detail: two rows of bright outlined shapes off to the right
+    (a lamp, highlights on a spoon), still; optionally a short subtitle, centred."""
+    img = Image.new("L", (WIDTH, HEIGHT), 70)
+    draw = ImageDraw.Draw(img)
+    for row in range(2):
+        for i in range(8):
+            x, y = 860 + i * 50, 20 + row * 60
+            draw.ellipse((x, y, x + 40, y + 40), fill=230, outline=0, width=3)
+    if text:
+        font = ImageFont.truetype(str(FONT_PATH), 30)
+        w = draw.textlength(text, font=font)
+        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=240, stroke_width=2, stroke_fill=0)
+    return np.asarray(img)
+
+
+def test_a_short_subtitle_beside_a_busy_still_picture_starts_and_ends_at_its_frames() -> None:
+    # Seen on libass-rendered clips: a small "Oh." is a tenth of a band mask that holds bright picture
+    # detail; the whole masks stay alike when it comes and goes. Its centred line decides.
+    frames = [picture_and(None)] * 8 + [picture_and("Oh.")] * 10 + [picture_and(None)] * 8
+    scale = analysis_scale(WIDTH)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    starts, ends = [], []
+    for i, luma in enumerate(frames):
+        for event in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
+            if isinstance(event, SegmentStarted):
+                starts.append(event.segment)
+            elif isinstance(event, SegmentEnded):
+                ends.append(event.end.pts)
+    edges = [seg.start.pts for seg in starts]
+    assert 8 in edges and 18 in edges, edges
+    oh = next(seg for seg in starts if seg.start.pts == 8)
+    assert oh.has_text and oh.end is not None and oh.end.pts == 18

@@ -109,3 +109,23 @@ def test_spaces_greedy_decoding_drops_are_kept(samples: Path) -> None:
     cues = list(extract(samples / "demo.mp4")[0])
     truth = read_srt(samples / "demo.srt")
     assert [c.text for c in cues] == [t.text for t in truth]
+
+
+def test_a_band_read_that_finds_nothing_looks_again_nearer_full_resolution() -> None:
+    # A short small word in a wide band: shrunk to the detector's input (736 px for a 1280-px band) it is a few
+    # pixels high and the detector finds nothing; the band reader looks again at up to 1280 px.
+    import cv2
+    from PIL import Image, ImageDraw, ImageFont
+    from support.synth import FONT_PATH
+
+    from vidocr.engines.rapid import build_ocr, read_band
+
+    img = Image.new("RGB", (1280, 138), (120, 60, 40))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT_PATH), 12)
+    draw.text(((1280 - draw.textlength("Oh.", font=font)) / 2, 60), "Oh.", font=font, fill=(240, 240, 240),
+              stroke_width=1, stroke_fill=(0, 0, 0))
+    band = cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
+    ocr = build_ocr()
+    assert ocr.read(band) == []  # the detector at its usual input size misses it...
+    assert read_band(ocr, band).text == "Oh."  # ...the second look reads it

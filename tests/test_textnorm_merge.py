@@ -117,3 +117,19 @@ def test_a_later_read_that_lost_glyphs_of_the_same_line_joins_but_a_growing_line
     cues = merger.push(boxed(0, 1000, "你听我说", 580, 120)) + merger.push(boxed(1000, 1500, "你听我说完", 565, 150))
     cues += merger.flush()
     assert [c.text for c in cues] == ["你听我说", "你听我说完"]
+
+
+def test_a_first_read_of_text_still_settling_gives_way_to_a_better_read_moments_later() -> None:
+    # 360p, heavy compression: the read as the text appeared is garbled, the next one (0.2 s later, the band
+    # unchanged) is clean. One cue from the segment's start with the clean text, not a garbled 0.2 s cue.
+    garbled = seg(
+        1000, 3000, (1040, 1000, "Wihen. wer list h'gi", 0.71), (1240, 1200, "Where were you last night?", 0.91),
+        (1640, 1500, "Where were you last night?", 0.93),
+    )
+    assert run(garbled) == [(1000, 3000, "Where were you last night?")]
+    # A change well after the start is a change: two cues, split where the detector saw it.
+    later = seg(1000, 3000, (1040, 1000, "Is anyone there?"), (1640, 1600, "Where were you last night?"))
+    assert run(later) == [(1000, 1600, "Is anyone there?"), (1600, 3000, "Where were you last night?")]
+    # A surer first read is kept even when a read soon after differs.
+    sure = seg(1000, 3000, (1040, 1000, "Is anyone there?", 0.99), (1240, 1200, "Where were you?", 0.8))
+    assert run(sure) == [(1000, 1200, "Is anyone there?"), (1200, 3000, "Where were you?")]

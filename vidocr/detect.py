@@ -36,6 +36,11 @@ LOOKBACK_S = 1.0
 #: A new text segment whose mask shares at least this much with the previous text segment's (see
 #: textmask.similarity) may be the same subtitle, its mask split by picture detail passing by.
 SPLIT_SIMILARITY = 0.3
+#: A text line whose centre is within this share of the band's width (plus half its height) of the band's
+#: centre is centred, as subtitle lines are (rendered subtitles: 0-1%).
+CENTRED = 0.03
+#: A centred line with less than this share of its band's mask is judged on its own (see centred_similarity).
+SMALL_PART = 0.5
 
 
 @dataclass(frozen=True)
@@ -244,6 +249,10 @@ class BandChangeDetector:
         sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
         seen = cv2.dilate(edges, _KERNEL3) if seg.has_text else None
         held = sim < opts.same_threshold and seen is not None and self._glyphs_held(seg.mask, seen)
+        if sim >= opts.same_threshold and (seg.has_text or lines):
+            # The band may look alike only because picture detail fills most of its mask (a small
+            # subtitle beside a bright object): judge the centred lines, where subtitles are, on their own.
+            sim = min(sim, centred_similarity(seg.mask, seg.lines, mask, lines, self._core))
         if held and not lines:
             # The lines vanished but the glyphs did not: picture detail touching them made shapes that
             # are no text. Still this subtitle; a drift read checks it.
@@ -434,6 +443,44 @@ class BandChangeDetector:
             if changed:
                 return sample.ts
         return ts
+
+
+def centred_similarity(
+    old: np.ndarray,
+    old_lines: list[TextLine],
+    new: np.ndarray,
+    new_lines: list[TextLine],
+    rows: tuple[int, int] | None = None,
+) -> float:
+    """How alike the two masks are on their centred lines alone, where subtitles are: 1 minus the largest
+    share of a centred line's pixels gone from the new mask (a line of the old one) or not in the old mask
+    (a line of the new one); 1.0 when neither has a centred line that is a small part of its mask.
+
+    Picture detail in the band is wherever the picture puts it, and when it fills most of the mask, a
+    subtitle line coming or going changes the whole masks too little to count. Only the line's own pixels
+    count one way: picture detail the camera moves into or out of a still subtitle's box is no change of
+    it. A line that is most of its mask is judged by the whole masks already.
+
+    Lines are subtitle-like: centred, within ``rows`` (where the band finder saw the subtitles) when known,
+    and not cut by the band's top or bottom edge (picture detail the band's edge runs through)."""
+    height, width = old.shape
+    worst = 1.0
+    for mask, other, lines in ((old, new, old_lines), (new, old, new_lines)):
+        total = int(np.count_nonzero(mask))
+        for ln in lines:
+            if abs((ln.x0 + ln.x1) / 2 - width / 2) > CENTRED * width + 0.5 * ln.height:
+                continue
+            if ln.y0 <= 0 or ln.y1 >= height:
+                continue
+            if rows is not None and min(ln.y1, rows[1]) - max(ln.y0, rows[0]) < 0.5 * ln.height:
+                continue
+            y0, y1 = max(0, ln.y0 - 2), ln.y1 + 2
+            x0, x1 = max(0, ln.x0 - 2), ln.x1 + 2
+            own = mask[y0:y1, x0:x1]
+            if np.count_nonzero(own) >= SMALL_PART * total:
+                continue
+            worst = min(worst, overlap(own, cv2.dilate(other[y0:y1, x0:x1], _KERNEL3)))
+    return worst
 
 
 def grew(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:

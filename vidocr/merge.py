@@ -30,6 +30,9 @@ class MergeOptions:
     min_duration_ms: cues shorter than this are dropped: no subtitle is shown for under ~0.12 s (2 frames
         at 24-30 fps; guidelines ask for 0.5-1 s), while picture detail that reads as a glyph or two for
         a frame or two between subtitles, or in a flash at a cut, is common in real footage.
+    settle_ms: a segment's first read that disagrees with a better read made less than this after the
+        segment began is a read of text still settling, not a subtitle of its own (the detector saw no
+        change in between; no subtitle is shown that briefly).
     """
 
     same_read: float = 0.75
@@ -37,6 +40,7 @@ class MergeOptions:
     join_mask: float = 0.35
     min_confidence: float = 0.7
     min_duration_ms: int = 120
+    settle_ms: int = 250
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,16 @@ class CueMerger:
                 current.results.append(read.result)
                 continue
             cut = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
+            if (
+                len(current.results) == 1
+                and cut - current.start_ms < self.options.settle_ms
+                and read.result.confidence >= current.results[0].confidence
+            ):
+                # The segment's first read, taken as its text appeared, disagrees with one a moment
+                # later while the band did not change: a read of text still settling (the frames
+                # after a cut or at a cue's start are the most compressed). The later read wins.
+                current.results = [read.result]
+                continue
             current.end_ms = cut
             pieces.append(current)
             current = _Open(cut, seg.end_ms, [read.result], seg.box)

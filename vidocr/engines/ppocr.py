@@ -88,16 +88,18 @@ class PpOcr:
         self.characters = ["", *characters, " "]
 
     # -- full read ------------------------------------------------------------------------------
-    def read(self, image: np.ndarray) -> list[Piece]:
-        """Detect and recognise the text boxes of a BGR image, top to bottom, left to right."""
+    def read(self, image: np.ndarray, det_limit: int | None = None) -> list[Piece]:
+        """Detect and recognise the text boxes of a BGR image, top to bottom, left to right.
+        ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
         cfg = self.config
-        return [piece for piece in self.read_all(image) if piece[1].strip() and piece[2] >= cfg.text_score]
+        pieces = self.read_all(image, det_limit)
+        return [piece for piece in pieces if piece[1].strip() and piece[2] >= cfg.text_score]
 
-    def read_all(self, image: np.ndarray) -> list[Piece]:
+    def read_all(self, image: np.ndarray, det_limit: int | None = None) -> list[Piece]:
         """:meth:`read` without dropping empty or unsure lines (a script probe looks at those too)."""
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        img, top, ratio_h, ratio_w, boxes = self._detect_scaled(image)
+        img, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit)
         if not len(boxes):
             return []
         crops = [_crop_quad(img, box) for box in boxes]
@@ -118,11 +120,13 @@ class PpOcr:
             return np.zeros((0, 4, 2), np.float32)
         return _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])
 
-    def _detect_scaled(self, image: np.ndarray) -> tuple[np.ndarray, int, float, float, np.ndarray]:
+    def _detect_scaled(
+        self, image: np.ndarray, det_limit: int | None = None
+    ) -> tuple[np.ndarray, int, float, float, np.ndarray]:
         cfg = self.config
         img, ratio_h, ratio_w = _within_bounds(image, cfg.min_side, cfg.max_side)
         img, top = _pad_rows(img, cfg.pad_ratio, cfg.pad_min_height)
-        return img, top, ratio_h, ratio_w, self._detect(img)
+        return img, top, ratio_h, ratio_w, self._detect(img, det_limit or cfg.det_limit_side)
 
     # -- recognition ------------------------------------------------------------------------------
     def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
@@ -173,10 +177,10 @@ class PpOcr:
         return bool(np.any((gap[:, space] >= self.config.space_min) & (gap[:, space] >= rest)))
 
     # -- detection (DB) ---------------------------------------------------------------------------
-    def _detect(self, img: np.ndarray) -> np.ndarray:
+    def _detect(self, img: np.ndarray, limit: int) -> np.ndarray:
         cfg = self.config
         height, width = img.shape[:2]
-        ratio = cfg.det_limit_side / max(height, width) if max(height, width) > cfg.det_limit_side else 1.0
+        ratio = limit / max(height, width) if max(height, width) > limit else 1.0
         resize_h, resize_w = _mult32(height * ratio), _mult32(width * ratio)
         if resize_h <= 0 or resize_w <= 0:
             return np.zeros((0, 4, 2), np.float32)

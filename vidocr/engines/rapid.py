@@ -51,6 +51,10 @@ log = logging.getLogger("vidocr")
 _T = TypeVar("_T")
 
 
+#: The detector's input size for a second look at a band where the first found nothing (see read_band).
+BLANK_RETRY_LIMIT = 1280
+
+
 def build_ocr(options: EngineOptions | None = None) -> PpOcr:
     """The PP-OCR runner with our subtitle settings; ``extra["ppocr"]`` overrides :class:`PpOcrConfig` fields."""
     overrides = dict((options.extra if options else {}).get("ppocr", {}))
@@ -62,8 +66,15 @@ def build_ocr(options: EngineOptions | None = None) -> PpOcr:
 
 def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
     """Detect and recognise one BGR band crop and rebuild lines from its boxes."""
+    found = ocr.read(image)
+    limit = ocr.config.det_limit_side
+    if not found and image.shape[1] > limit:
+        # Nothing found in a band the text mask says holds text lines: the detector sees a wide band
+        # shrunk to its input size, where a short small word ("Oh.") is a few pixels high. Look again
+        # nearer full resolution (only blank reads pay for it).
+        found = ocr.read(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT))
     pieces = []
-    for quad, text, score in ocr.read(image):
+    for quad, text, score in found:
         x0, y0 = quad.min(axis=0)
         x1, y1 = quad.max(axis=0)
         pieces.append((float(x0), float(y0), float(x1), float(y1), text.strip(), score))
