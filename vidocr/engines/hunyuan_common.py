@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ BOS = "<｜hy_begin▁of▁sentence｜>"
 USER_END = "<｜hy_User｜>"
 SYSTEM_END = "<｜hy_place▁holder▁no▁3｜>"
 IMAGE_SPAN = "<｜hy_place▁holder▁no▁100｜><｜hy_place▁holder▁no▁102｜><｜hy_place▁holder▁no▁101｜>"
+
+log = logging.getLogger("vidocr")
 
 DEFAULT_PROFILE = "hunyuanocr-1.0"
 # Profiles ship inside the package (package data), so an installed wheel finds them as a source checkout does.
@@ -63,6 +66,8 @@ class ModelProfile:
     sampling: Sampling = field(default_factory=Sampling)
     prompts: Mapping[str, str] = field(default_factory=dict)
     translate_prompts: Mapping[str, str] = field(default_factory=dict)
+    #: ``prompts.lang``: a subtitle prompt per ``--lang`` code, used instead of ``prompts.subtitle`` (optional).
+    lang_prompts: Mapping[str, str] = field(default_factory=dict)
     vllm: Mapping[str, Any] = field(default_factory=dict)
     processor_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
@@ -73,7 +78,8 @@ class ModelProfile:
 _TOP_FIELDS = {f.name for f in dataclasses.fields(ModelProfile)} - {"sampling"}
 _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}
 #: The profile fields that engine settings may replace (:func:`load_profile`'s ``overrides``).
-PROFILE_OVERRIDES = frozenset((_TOP_FIELDS - {"prompts", "translate_prompts", "name"}) | _SAMPLING_FIELDS)
+PROFILE_OVERRIDES = frozenset((_TOP_FIELDS - {"prompts", "translate_prompts", "lang_prompts", "name"})
+                              | _SAMPLING_FIELDS)
 
 
 def find_profile(name: str) -> Path:
@@ -100,7 +106,8 @@ def load_profile(name: str | None = None, overrides: Mapping[str, Any] | None = 
     sampling = dict(data.pop("sampling", None) or {})
     prompts = dict(data.pop("prompts", None) or {})
     translate = prompts.pop("translate", None) or {}
-    unknown = (set(data) - _TOP_FIELDS) | (set(sampling) - _SAMPLING_FIELDS)
+    by_lang = {str(k).lower(): str(v) for k, v in (prompts.pop("lang", None) or {}).items()}
+    unknown = (set(data) - _TOP_FIELDS - {"lang_prompts"}) | (set(sampling) - _SAMPLING_FIELDS)
     if unknown:
         raise ConfigError(f"unknown profile fields: {', '.join(sorted(unknown))}", str(path))
     for key, value in (overrides or {}).items():
@@ -111,7 +118,8 @@ def load_profile(name: str | None = None, overrides: Mapping[str, Any] | None = 
         elif key in PROFILE_OVERRIDES:
             data[key] = _coerce(data.get(key, getattr(ModelProfile, key, None)), value, key)
     try:
-        return ModelProfile(**data, sampling=Sampling(**sampling), prompts=prompts, translate_prompts=translate)
+        return ModelProfile(**data, sampling=Sampling(**sampling), prompts=prompts, translate_prompts=translate,
+                            lang_prompts=by_lang)
     except TypeError as exc:
         raise ConfigError(f"bad model profile: {exc}", str(path)) from exc
 
@@ -144,8 +152,10 @@ def local_model_dir(profile: ModelProfile) -> str:
     return str(path)
 
 
-def question_for(profile: ModelProfile, task: Task, translate_to: str | None = None) -> str:
-    """The profile's prompt text for ``task`` (a clear error when its prompt set has none)."""
+def question_for(profile: ModelProfile, task: Task, translate_to: str | None = None,
+                 lang: Sequence[str] = ()) -> str:
+    """The profile's prompt text for ``task`` (a clear error when its prompt set has none). For the subtitle task
+    with ``lang`` (``--lang``), the profile's prompt for the first of those languages it has one for, if any."""
     if task is Task.TRANSLATE:
         if not translate_to:
             raise ConfigError("translation needs a target language ({param} LANG)", param="translate_to")
@@ -154,10 +164,32 @@ def question_for(profile: ModelProfile, task: Task, translate_to: str | None = N
             able = ", ".join(profile.languages())
             raise ConfigError(f"profile {profile.name!r} cannot translate to {translate_to!r}; it can: {able}")
         return profile.translate_prompts[lang]
+    hinted = lang_prompt(profile, lang) if task is Task.SUBTITLE else None
+    if hinted:
+        return hinted
     prompt = profile.prompts.get(task.value)
     if not prompt:
         raise ConfigError(f"profile {profile.name!r} has no prompt for task {task.value!r}")
     return prompt
+
+
+def lang_prompt(profile: ModelProfile, lang: Sequence[str]) -> str | None:
+    """The profile's subtitle prompt for the first of ``lang`` it has one for (``prompts.lang``), else None."""
+    return next((profile.lang_prompts[code] for code in lang if code.lower() in profile.lang_prompts), None)
+
+
+def announce_lang(engine: str, profile: ModelProfile, lang: Sequence[str]) -> None:
+    """Say once, when an engine starts, whether ``--lang`` reaches the model: HunyuanOCR reads the languages it
+    knows without a hint, and its official prompts take none, so ``--lang`` is used only where a profile adds a
+    prompt for it (``prompts.lang``)."""
+    if not lang:
+        return
+    hinted = lang_prompt(profile, lang)
+    if hinted:
+        log.info("%s: --lang %s: subtitle prompt %r", engine, ",".join(lang), hinted)
+    else:
+        log.warning("%s: --lang %s is not used: profile %s has no prompt for it (prompts.lang); the model reads "
+                    "the languages it knows without a hint", engine, ",".join(lang), profile.name)
 
 
 def raw_prompt(question: str, system_message: bool = True) -> str:

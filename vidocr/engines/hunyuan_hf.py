@@ -15,7 +15,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from vidocr.engines import ENGINES, EngineOptions, liblogs
-from vidocr.engines.hunyuan_common import load_profile, local_model_dir, question_for, raw_prompt, to_pil, too_small
+from vidocr.engines.hunyuan_common import (
+    announce_lang,
+    load_profile,
+    local_model_dir,
+    question_for,
+    raw_prompt,
+    to_pil,
+    too_small,
+)
 from vidocr.engines.settings import HunyuanTransformersSettings, check_settings, settings_of
 from vidocr.engines.vlm_output import OutputStats, parse_output
 from vidocr.errors import EngineError
@@ -46,6 +54,8 @@ class HunyuanTransformersEngine:
         self.translate_to = options.translate_to
         if self.translate_to:
             question_for(self.profile, Task.TRANSLATE, self.translate_to)
+        self.lang = tuple(options.lang)
+        announce_lang(self.name, self.profile, self.lang)
         self.preferred_batch = int(options.batch_size or self.profile.batch_size)
         self.stats = OutputStats()
         self.batch_sizes: list[int] = []
@@ -93,7 +103,8 @@ class HunyuanTransformersEngine:
         return texts, truncated, confidences
 
     def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
-        prompt = raw_prompt(question_for(self.profile, task, self.translate_to), self.profile.system_message)
+        question = question_for(self.profile, task, self.translate_to, self.lang)
+        prompt = raw_prompt(question, self.profile.system_message)
         results = [OcrResult() for _ in images]
         todo = [i for i, image in enumerate(images) if not too_small(image)]
         self.stats.add("tiny", len(images) - len(todo))

@@ -30,6 +30,7 @@ import numpy as np
 from vidocr.engines import ENGINES, EngineOptions, liblogs
 from vidocr.engines.hunyuan_common import (
     ModelProfile,
+    announce_lang,
     load_profile,
     local_model_dir,
     question_for,
@@ -114,6 +115,8 @@ class HunyuanVllmEngine:
         self.translate_to = options.translate_to
         if self.translate_to:
             question_for(self.profile, Task.TRANSLATE, self.translate_to)  # refuse an unsupported language now
+        self.lang = tuple(options.lang)
+        announce_lang(self.name, self.profile, self.lang)
         self.preferred_batch = int(options.batch_size or self.profile.batch_size)
         self.stats = OutputStats()
         self.batch_sizes: list[int] = []
@@ -157,7 +160,8 @@ class HunyuanVllmEngine:
     def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
         if self._llm is None:
             raise EngineError("hunyuan-vllm engine is closed")
-        prompt = raw_prompt(question_for(self.profile, task, self.translate_to), self.profile.system_message)
+        question = question_for(self.profile, task, self.translate_to, self.lang)
+        prompt = raw_prompt(question, self.profile.system_message)
         results: list[OcrResult] = [OcrResult() for _ in images]
         todo: list[int] = []
         requests: list[Any] = []  # vllm TextPrompt dicts

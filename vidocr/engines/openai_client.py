@@ -38,6 +38,7 @@ import numpy as np
 
 from vidocr.engines import ENGINES, EngineOptions
 from vidocr.engines.hunyuan_common import (
+    announce_lang,
     chat_messages,
     load_profile,
     png_data_url,
@@ -106,6 +107,8 @@ class OpenAIEngine:
         self.translate_to = options.translate_to
         if self.translate_to:
             question_for(self.profile, Task.TRANSLATE, self.translate_to)
+        self.lang = tuple(options.lang)
+        announce_lang(self.name, self.profile, self.lang)
         urls = settings.base_urls or settings.base_url or "http://127.0.0.1:8000/v1"
         if isinstance(urls, str):
             urls = urls.split(",")
@@ -299,7 +302,7 @@ class OpenAIEngine:
     def recognize(self, images: Sequence[np.ndarray], task: Task) -> list[OcrResult]:
         if self._pool is None:
             raise EngineError("openai engine is closed")
-        question = question_for(self.profile, task, self.translate_to)
+        question = question_for(self.profile, task, self.translate_to, self.lang)
         futures = [self._pool.submit(self._one, image, question, task) for image in images]
         try:
             return [f.result() for f in futures]
