@@ -512,6 +512,8 @@ def test_band_images_of_a_rotated_video_are_turned_as_the_pipeline_sees_them(tmp
         build_index(tmp_path / "index.sqlite", [root], BuildOptions(extract=extractor))
     with TestClient(create_app(ServeSettings(roots=(root,), db=tmp_path / "index.sqlite", worker=False))) as client:
         vid = video_id(client, "phone.mp4")
+        probed = client.get(f"/api/v1/videos/{vid}").json()["probe"]
+        assert (probed["width"], probed["height"]) == (270, 480)  # as displayed
         cue = client.get(f"/api/v1/videos/{vid}/cues").json()["cues"][0]
         assert cue["text"] == "Turned on its side"
         png = client.get(f"/api/v1/cues/{cue['id']}/band", params={"fmt": "png"})

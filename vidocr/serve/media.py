@@ -7,6 +7,7 @@ is an :class:`~vidocr.errors.InputError` naming the file.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import mimetypes
 import threading
@@ -49,22 +50,26 @@ def _main_stream(container: Any, path: Path) -> Any:
 
 
 def probe(path: Path, *, decode: bool = False) -> Probe:
-    """What the video is; with ``decode``, one frame must decode too (an upload is checked this way)."""
+    """What the video is, its size as displayed (the first frame's rotation applied); with ``decode``, that frame
+    must decode (an upload is checked this way)."""
     try:
         with av.open(str(path)) as container:
             stream = _main_stream(container, path)
-            if decode:
-                got = False
-                for _frame in container.decode(stream):
-                    got = True
-                    break
-                if not got:
-                    raise InputError("not a video (no frame decodes)", str(path))
+            turned = False
+            first = None
+            with contextlib.suppress(av.FFmpegError, StopIteration):
+                first = next(iter(container.decode(stream)))
+            if first is not None:
+                turned = (int(round(getattr(first, "rotation", 0) or 0)) % 180) != 0
+            elif decode:
+                raise InputError("not a video (no frame decodes)", str(path))
             rate = stream.average_rate or stream.guessed_rate
             duration = float(stream.duration * stream.time_base) if stream.duration and stream.time_base else (
                 container.duration / 1e6 if container.duration else None)
             codec = stream.codec_context.name
             width, height = stream.codec_context.width, stream.codec_context.height
+            if turned:
+                width, height = height, width
     except InputError:
         raise
     except (av.FFmpegError, OSError, ValueError) as err:
