@@ -237,3 +237,12 @@ def test_tesseract_leaves_no_thread_limit_to_later_processes(monkeypatch: pytest
     monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
     load_tesserocr()
     assert "OMP_THREAD_LIMIT" not in os.environ
+
+
+@pytest.mark.parametrize("command", [["extract"], ["index", "build"], ["watch"]])
+def test_every_extracting_command_says_what_lang_does(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "which choose the recogniser: auto" in text and "Tesseract the others" in text, text
+    assert ("stored on the index tracks" in text) == (command != ["extract"])

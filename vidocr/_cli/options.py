@@ -62,6 +62,15 @@ class _Accumulate(argparse._AppendAction):
         setattr(namespace, self.dest, items)
 
 
+#: What --lang does, the same for every command that extracts (extract, index build, watch).
+LANG_HELP = (
+    "language(s) or script(s) of the subtitles, which choose the recogniser: auto (default: chosen per video from "
+    "its first lines), ISO 639 codes or script names (zh, ja, en, ko, ru, ar, th, hi, hangul, cyrillic...); "
+    "PP-OCR reads zh/ja/en/Latin, Tesseract the others (its language pack must be installed); hunyuan-* engines "
+    "take it as a prompt hint only where the profile has a prompt for it"
+)
+
+
 def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> None:
     """Every extract option, declared once: ``extract``, ``index build`` and ``watch`` take them all the same way.
     ``outputs``: also the options about subtitle files (``index build`` writes none)."""
@@ -89,11 +98,11 @@ def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> 
                    help="OCR threads (rapidocr) or concurrent server requests (default: CPU cores)")
     g.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
     g.add_argument("--task", choices=["subtitle", "text"], default="subtitle", help="what the engine reads")
-    if "--lang" not in p._option_string_actions:  # index build and watch declare it (also stored on tracks)
-        g.add_argument("--lang", action=_Accumulate, metavar="LANG",
-                       help="language(s) or script(s) of the subtitles: auto (default: chosen per video), ISO "
-                            "639 codes or script names (zh, ja, en, ko, ru, ar, th, hi, hangul, cyrillic...; repeat "
-                            "or comma-separate)")
+    declared = p._option_string_actions.get("--lang")
+    if declared is None:
+        g.add_argument("--lang", action=_Accumulate, metavar="LANG", help=LANG_HELP + "; repeat or comma-separate")
+    else:  # index build and watch declare it themselves (one value, also stored on the index tracks)
+        declared.help = LANG_HELP + "; comma-separate several; also stored on the index tracks (search --lang)"
     g.add_argument("--translate", metavar="LANG", help="also translate to LANG (engines that can: hunyuan-*, openai)")
     g.add_argument("--model", help="model directory (hunyuan-* engines) or model name (openai)")
     g.add_argument("--profile", help="model profile (hunyuan-* engines): hunyuanocr-1.0, hunyuanocr-1.5 or a YAML file")
