@@ -131,7 +131,7 @@ def run_pipeline(
     cues, info = extract(path, options, engine=engine)
     count = sum(1 for _ in cues)
     wall = time.perf_counter() - started
-    stats = dict(info.stats)
+    stats = info.stats.as_dict()
     stats["cues"] = count
     stats["duration_s"] = info.duration_s
     return wall, stats

@@ -19,7 +19,7 @@ from vidocr.daemon.service import WatchService, hold_queue_lock
 from vidocr.daemon.watcher import Watcher
 from vidocr.errors import ConfigError, EngineError
 from vidocr.files import Stamp
-from vidocr.types import Cue, VideoInfo
+from vidocr.types import Cue, RunStats, VideoInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -220,7 +220,7 @@ class FakeExtractor:
         self.calls += 1
         if self.action is not None:
             self.action(path, self.calls)
-        info = VideoInfo(str(path), 320, 180, 1.0, 25.0, "h264", stats={"frames": 25, "ocr_calls": 2})
+        info = VideoInfo(str(path), 320, 180, 1.0, 25.0, "h264", stats=RunStats(frames=25, ocr_calls=2))
         return iter([Cue(0, 500, f"cue of {path.stem}"), Cue(600, 900, "second")]), info
 
     def close(self) -> None:

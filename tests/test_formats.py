@@ -14,14 +14,14 @@ import webvtt
 from vidocr.atomic import write_text_atomic
 from vidocr.errors import OutputError
 from vidocr.formats import get_writer, parse_formats, write_outputs
-from vidocr.types import Box, Cue, VideoInfo
+from vidocr.types import Box, Cue, RunStats, VideoInfo
 
 CUES = [
     Cue(520, 2520, "你听我说", 0.99, Box(300, 600, 200, 40)),
     Cue(2520, 4000, "I don't know\nSecond line & <more>", 0.95),
     Cue(3_725_001, 3_726_500, "late", 0.9, translation="晚"),
 ]
-INFO = VideoInfo("v.mp4", 1280, 720, 3726.5, 25.0, "h264", stats={"ocr_calls": 3})
+INFO = VideoInfo("v.mp4", 1280, 720, 3726.5, 25.0, "h264", stats=RunStats(ocr_calls=3))
 
 GOLDEN_SRT = """1
 00:00:00,520 --> 00:00:02,520
@@ -89,6 +89,31 @@ def test_json_has_times_lines_confidence_box_and_video() -> None:
     assert first["box"] == [300, 600, 200, 40]
     assert doc["cues"][1]["lines"] == ["I don't know", "Second line & <more>"]
     assert doc["cues"][2]["translation"] == "晚"
+
+
+def test_run_stats_give_the_json_stats_in_their_order_leaving_out_what_a_run_did_not_reach() -> None:
+    from vidocr.types import StageTimes, ZoneStats
+
+    band = Box(0, 560, 1280, 160)
+    stats = RunStats(StageTimes(0.5, 1.25, 0.75, 0.125, 2.0), band, "auto",
+                     (ZoneStats("bottom", band, "auto", (Box(1100, 600, 100, 40),), True),),
+                     rescaled_frames=2, timestamp_discontinuities=0, ended_early=False, frames=250, corrupt_frames=1,
+                     samples=250, ocr_calls=7, frames_read=7, ocr_confirmed=3, cues=4, scene_cuts=1, static_texts=1,
+                     static_lines_dropped=2, picture_lines_dropped=0, duration_decoded_s=10.0, ocr_batches=3,
+                     ocr_rereads=3, max_batch=4, seconds=4.5)
+    assert json.dumps(stats.as_dict()) == (
+        '{"times_s": {"zones": 0.5, "decode": 1.25, "detect": 0.75, "merge": 0.125, "ocr": 2.0}, '
+        '"band": [0, 560, 1280, 160], "band_source": "auto", "zones": [{"name": "bottom", "box": [0, 560, 1280, 160], '
+        '"source": "auto", "static": [[1100, 600, 100, 40]], "colour": true}], "rescaled_frames": 2, '
+        '"timestamp_discontinuities": 0, "ended_early": false, "frames": 250, "corrupt_frames": 1, "samples": 250, '
+        '"ocr_calls": 7, "frames_read": 7, "ocr_confirmed": 3, "cues": 4, "scene_cuts": 1, "static_texts": 1, '
+        '"static_lines_dropped": 2, "picture_lines_dropped": 0, "duration_decoded_s": 10.0, "ocr_batches": 3, '
+        '"ocr_rereads": 3, "max_batch": 4, "seconds": 4.5}'
+    )
+    # A run stopped after its zones were found: what it reached, no counts.
+    early = RunStats(StageTimes(zones=0.5), band, "user", seconds=0.75)
+    assert early.as_dict() == {"times_s": {"zones": 0.5}, "band": [0, 560, 1280, 160], "band_source": "user",
+                               "seconds": 0.75}
 
 
 def test_write_outputs_names_and_translation_tracks(tmp_path: Path) -> None:

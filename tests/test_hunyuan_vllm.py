@@ -120,9 +120,9 @@ def test_extract_sample_video_end_to_end(engine: HunyuanVllmEngine) -> None:
     crops = [img for images, _ in spy.calls for img in images]
     answers = [r for _, results in spy.calls for r in results]
     real = [img for img in crops if min(img.shape[:2]) >= 8]
-    assert len(crops) == info.stats["ocr_calls"] > 4  # one engine request per read the detector asked for
-    assert all(len(images) <= 4 for images, _ in spy.calls) and info.stats["max_batch"] == 4
-    x, y, w, h = info.stats["band"]
+    assert len(crops) == info.stats.ocr_calls > 4  # one engine request per read the detector asked for
+    assert all(len(images) <= 4 for images, _ in spy.calls) and info.stats.max_batch == 4
+    x, y, w, h = info.stats.band.as_list()
     assert all(img.shape[0] <= h and img.shape[1] <= w and img.shape[2] == 3 for img in real)  # band crops
     # Each recognize call is ONE vLLM generate over its real crops; every real crop is one request.
     per_call = [sum(min(i.shape[:2]) >= 8 for i in images) for images, _ in spy.calls]

@@ -69,17 +69,17 @@ def test_letterboxed_subtitles_in_the_bar_are_found(tmp_path: Path, rapid_engine
     got, info = extract(path, ExtractOptions(), engine=rapid_engine)  # type: ignore[arg-type]
     out = list(got)
     assert [c.text for c in out] == [t.text for t in truth]
-    y, h = info.stats["band"][1], info.stats["band"][3]
+    y, h = info.stats.band.y, info.stats.band.h
     assert y + h > 720 - 140  # in the bottom bar
 
 
 def test_user_roi_is_used(small_video: Path, rapid_engine: object) -> None:
     cues, info = extract(small_video, ExtractOptions(roi="0,0.75,1.0,0.25"), engine=rapid_engine)  # type: ignore[arg-type]
     assert [c.text for c in cues] == ["你好世界"]
-    assert info.stats["band_source"] == "user"
+    assert info.stats.band_source == "user"
     # A region without the subtitle finds nothing, and says where it looked.
     cues, info = extract(small_video, ExtractOptions(roi="0,0,1.0,0.3"), engine=rapid_engine)  # type: ignore[arg-type]
-    assert list(cues) == [] and info.stats["band"] == [0, 0, 640, 108]
+    assert list(cues) == [] and info.stats.band == Box(0, 0, 640, 108)
 
 
 def _audio_only(path: Path) -> None:
@@ -136,8 +136,8 @@ def test_corrupt_packets_inside_a_valid_file_are_skipped_and_counted(tmp_path: P
     broken.write_bytes(bytes(data))
     cues, info = extract(broken, ExtractOptions(), engine=rapid_engine)  # type: ignore[arg-type]
     out = list(cues)
-    assert info.stats["frames"] > 0
-    assert info.stats["corrupt_frames"] > 0 or info.stats["frames"] < 75
+    assert info.stats.frames > 0
+    assert info.stats.corrupt_frames > 0 or info.stats.frames < 75
     assert any("坏帧" in c.text for c in out)
 
 
@@ -217,7 +217,7 @@ def test_restarting_mpegts_timestamps_keep_a_monotonic_clock(tmp_path: Path, rap
     cues, info = extract(path, ExtractOptions(zones="bottom"), engine=rapid_engine)  # type: ignore[arg-type]
     got = [(c.start_ms, c.end_ms, c.text) for c in cues]
     assert got == [(600, 2400, "第一段录像"), (3600, 5400, "第二段录像")]
-    assert info.stats["timestamp_discontinuities"] == 1
+    assert info.stats.timestamp_discontinuities == 1
 
 
 def test_a_damaged_timestamp_is_not_a_restart(tmp_path: Path, small_video: Path) -> None:
@@ -262,11 +262,11 @@ def test_a_truncated_streamable_file_says_it_ended_early(tmp_path: Path, samples
     cut.write_bytes(data[: len(data) // 2])
     with VideoSource(whole) as src:
         assert sum(1 for _ in src.frames()) == 300
-        assert src.info.stats["ended_early"] is False
+        assert src.ended_early is False
     assert not caplog.records
     with VideoSource(cut) as src:
         count = sum(1 for _ in src.frames())
-        assert 100 < count < 200 and src.ended_early and src.info.stats["ended_early"] is True
+        assert 100 < count < 200 and src.ended_early is True
     assert any("ended early" in r.getMessage() and str(cut) in r.getMessage() for r in caplog.records)
 
 
@@ -302,4 +302,4 @@ def test_a_picture_size_change_mid_stream_is_scaled_to_the_stream_size(tmp_path:
         sizes = {f.luma().shape for f in src.frames()}
         assert sizes == {(360, 640)} and src.rescaled_frames == 75
     cues, info = extract(path, ExtractOptions(zones="bottom"), engine=rapid_engine)  # type: ignore[arg-type]
-    assert [c.text for c in cues] == ["第一段录像", "第二段录像"] and info.stats["rescaled_frames"] == 75
+    assert [c.text for c in cues] == ["第一段录像", "第二段录像"] and info.stats.rescaled_frames == 75

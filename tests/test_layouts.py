@@ -17,7 +17,7 @@ LOGO = SynthCue(0.0, 60.0, "CCTV-9 纪录", position="corner", subtitle=False, s
 
 def run(path: Path, engine: object, **kw: object) -> tuple[list[Cue], dict]:
     cues, info = extract(path, ExtractOptions(**kw), engine=engine)  # type: ignore[arg-type]
-    return list(cues), info.stats
+    return list(cues), info.stats.as_dict()
 
 
 def render(tmp_path: Path, name: str, **kw: object) -> tuple[Path, list[TruthCue]]:

@@ -331,7 +331,7 @@ def test_a_model_engine_reads_on_a_pooled_ocr_actor_with_the_plain_runs_cues(
         for video in extractor.run_ahead(videos, key=lambda v: v):
             cues, info = extractor(video)
             on_ray[video.name] = srt.render(list(cues), info)
-            crops += int(info.stats["ocr_calls"])
+            crops += info.stats.ocr_calls or 0
         [log] = extractor.batch_logs()
     assert sum(log.sizes) == crops > 0  # every crop of both videos was read by the actor's engine
     with Extractor(options) as plain_extractor:

@@ -38,7 +38,7 @@ from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import Region, find_zones, parse_roi, user_zones
 from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask
-from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo
+from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo, ZoneStats
 from vidocr.video import DecodedFrame, VideoSource
 
 log = logging.getLogger("vidocr")
@@ -116,8 +116,9 @@ def extract(
 
     Bad input raises :class:`~vidocr.errors.InputError` here, before anything is returned.
     ``engine`` reuses an engine across files (the caller closes it); otherwise one is created
-    for this call and closed when the iterator ends. ``info.stats`` is complete once the
-    iterator is exhausted.
+    for this call and closed when the iterator ends. ``info.stats`` (:class:`~vidocr.types.RunStats`) has the
+    zones when this returns and is final once the iterator is exhausted: the iterator stays lazy, so the
+    counts of a run exist only when it has run.
     """
     options = options or ExtractOptions()
     check_task(options.engine if engine is None else engine.name, options.task, options.translate_to)
@@ -133,28 +134,15 @@ def extract(
             _report(progress, Progress(str(source.path), 0.0, info.duration_s, 0, 0, 0, "zones"))
         zones_started = time.perf_counter()
         regions = _regions(source, options)
-        info.stats["times_s"] = {"zones": round(time.perf_counter() - zones_started, 3)}
+        info.stats.times.zones = round(time.perf_counter() - zones_started, 3)
     except BaseException:
         source.close()
         if own_engine is not None:
             own_engine.close()
         raise
-    info.stats.update(
-        {
-            "band": regions[0].box.as_list(),
-            "band_source": regions[0].source,
-            "zones": [
-                {
-                    "name": r.name,
-                    "box": r.box.as_list(),
-                    "source": r.source,
-                    "static": [b.as_list() for b in r.static],
-                    "colour": r.colour,
-                }
-                for r in regions
-            ],
-        }
-    )
+    stats = info.stats
+    stats.band, stats.band_source = regions[0].box, regions[0].source
+    stats.zones = tuple(ZoneStats(r.name, r.box, r.source, r.static, r.colour) for r in regions)
     assert engine is not None
     return _run(source, regions, options, engine, own_engine is not None, progress), info
 
@@ -214,10 +202,11 @@ def _run(
         batch = options.engine_options.batch_size or engine.preferred_batch
         worker = OcrWorker(engine, options.task, batch, options.queue_size)
         yield from _stream(source, regions, options, worker, progress)
-        info.stats["ocr_batches"] = len(worker.batches)
-        info.stats["ocr_rereads"] = worker.rereads
-        info.stats["max_batch"] = max(worker.batches, default=0)
-        info.stats.setdefault("times_s", {})["ocr"] = round(worker.busy_s, 3)
+        stats = info.stats
+        stats.ocr_batches = len(worker.batches)
+        stats.ocr_rereads = worker.rereads
+        stats.max_batch = max(worker.batches, default=0)
+        stats.times.ocr = round(worker.busy_s, 3)
     except BaseException:
         if worker is not None:
             worker.abort()
@@ -228,8 +217,9 @@ def _run(
             worker.close()
         if own_engine:
             engine.close()
+        info.stats.rescaled_frames = source.rescaled_frames
         source.close()
-        info.stats["seconds"] = round(time.monotonic() - started, 3)
+        info.stats.seconds = round(time.monotonic() - started, 3)
 
 
 class _Reads:
@@ -427,29 +417,25 @@ def _stream(
         clock.merge += time.perf_counter() - t0
         yield from zone.named(cues)
     report(end.seconds, "done")
-    info.stats.setdefault("times_s", {}).update(
-        decode=round(clock.decode, 3), detect=round(clock.detect, 3), merge=round(clock.merge, 3)
-    )
-    info.stats.update(
-        {
-            "frames": frames,
-            "corrupt_frames": source.corrupt_frames,
-            "samples": sum(zone.detector.samples for zone in zones),
-            "ocr_calls": reads.count,
-            "frames_read": reads.count,
-            "ocr_confirmed": reads.confirmed,
-            "cues": sum(zone.cues for zone in zones),
-            "scene_cuts": len(cuts.cuts) if cuts else 0,
-            "static_texts": sum(len(zone.static) for zone in zones),
-            "static_lines_dropped": sum(zone.suppressed for zone in zones),
-            "picture_lines_dropped": sum(zone.layout.dropped for zone in zones),
-            "duration_decoded_s": round(end.seconds, 3),
-        }
-    )
+    stats = info.stats
+    stats.times.decode, stats.times.detect = round(clock.decode, 3), round(clock.detect, 3)
+    stats.times.merge = round(clock.merge, 3)
+    stats.timestamp_discontinuities, stats.ended_early = source.discontinuities, source.ended_early
+    stats.frames = frames
+    stats.corrupt_frames = source.corrupt_frames
+    stats.samples = sum(zone.detector.samples for zone in zones)
+    stats.ocr_calls = stats.frames_read = reads.count
+    stats.ocr_confirmed = reads.confirmed
+    stats.cues = sum(zone.cues for zone in zones)
+    stats.scene_cuts = len(cuts.cuts) if cuts else 0
+    stats.static_texts = sum(len(zone.static) for zone in zones)
+    stats.static_lines_dropped = sum(zone.suppressed for zone in zones)
+    stats.picture_lines_dropped = sum(zone.layout.dropped for zone in zones)
+    stats.duration_decoded_s = round(end.seconds, 3)
 
 
 class _StageClock:
-    """Seconds spent per stage on the pipeline's thread (``stats["times_s"]``; OCR is timed on its own thread)."""
+    """Seconds spent per stage on the pipeline's thread (``RunStats.times``; OCR is timed on its own thread)."""
 
     def __init__(self) -> None:
         self.decode = self.detect = self.merge = 0.0

@@ -143,8 +143,119 @@ class Cue:
 
 
 @dataclass(frozen=True)
+class ZoneStats:
+    """A subtitle zone as a run reports it: its name, band, how it was found, its static text, its kind of mask."""
+
+    name: str
+    box: Box
+    source: str
+    static: tuple[Box, ...] = ()
+    colour: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "box": self.box.as_list(),
+            "source": self.source,
+            "static": [b.as_list() for b in self.static],
+            "colour": self.colour,
+        }
+
+
+@dataclass
+class StageTimes:
+    """Seconds spent per stage (None: the stage has not finished). OCR runs on its own thread, overlapping
+    decode and detect; the others run on the pipeline's thread."""
+
+    zones: float | None = None
+    decode: float | None = None
+    detect: float | None = None
+    merge: float | None = None
+    ocr: float | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        named = (("zones", self.zones), ("decode", self.decode), ("detect", self.detect), ("merge", self.merge),
+                 ("ocr", self.ocr))
+        return {key: value for key, value in named if value is not None}
+
+
+@dataclass
+class RunStats:
+    """What one extraction found out and did, for reports, metrics and the JSON output's ``video.stats``.
+
+    It is filled in by the pipeline in three steps, each complete when it is made: the zones when
+    :func:`vidocr.extract` returns; the decoding, reading and merging counts when the last cue has been
+    given out; ``ocr_*``/``max_batch`` and ``seconds`` when the cue iterator ends (exhausted, or closed:
+    ``seconds`` only). So it is final once the cue iterator is exhausted; a field that is None was not
+    reached (a run stopped early). The iterator stays lazy: nothing here is computed ahead of the cues.
+    """
+
+    times: StageTimes = field(default_factory=StageTimes)
+    #: The first zone's band and how it was found ("user", "auto", "default", "strip").
+    band: Box | None = None
+    band_source: str | None = None
+    zones: tuple[ZoneStats, ...] | None = None
+    #: Decoded frames scaled to the stream's picture size (see :class:`vidocr.video.VideoSource`).
+    rescaled_frames: int = 0
+    #: Times the timestamps restarted or jumped; whether the file ended before its announced end.
+    timestamp_discontinuities: int | None = None
+    ended_early: bool | None = None
+    frames: int | None = None
+    corrupt_frames: int | None = None
+    #: Band states the change detectors sampled, over every zone.
+    samples: int | None = None
+    #: Reads asked of the OCR engine (each one frame's band crop): ``frames_read`` is the same count.
+    ocr_calls: int | None = None
+    frames_read: int | None = None
+    #: Re-reads the engine answered without running detection.
+    ocr_confirmed: int | None = None
+    cues: int | None = None
+    scene_cuts: int | None = None
+    #: Static texts (logos, watermarks, tickers) suppressed, and the OCR lines dropped inside them.
+    static_texts: int | None = None
+    static_lines_dropped: int | None = None
+    #: OCR lines dropped as text in the picture (signs, pages), not subtitles.
+    picture_lines_dropped: int | None = None
+    duration_decoded_s: float | None = None
+    ocr_batches: int | None = None
+    ocr_rereads: int | None = None
+    max_batch: int | None = None
+    #: Wall-clock seconds of the run, from the first read to the iterator's end.
+    seconds: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The stats as plain JSON values, in the JSON output's order; fields not reached are left out."""
+        out: dict[str, Any] = {}
+        times = self.times.as_dict()
+        if times:
+            out["times_s"] = times
+        if self.band is not None:
+            out["band"] = self.band.as_list()
+        if self.band_source is not None:
+            out["band_source"] = self.band_source
+        if self.zones is not None:
+            out["zones"] = [zone.as_dict() for zone in self.zones]
+        if self.rescaled_frames:
+            out["rescaled_frames"] = self.rescaled_frames
+        for name in _COUNTS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+
+#: RunStats' plain fields, in the order ``as_dict`` gives them.
+_COUNTS = (
+    "timestamp_discontinuities", "ended_early", "frames", "corrupt_frames", "samples", "ocr_calls", "frames_read",
+    "ocr_confirmed", "cues", "scene_cuts", "static_texts", "static_lines_dropped", "picture_lines_dropped",
+    "duration_decoded_s", "ocr_batches", "ocr_rereads", "max_batch", "seconds",
+)
+
+
+@dataclass(frozen=True)
 class VideoInfo:
-    """What the probe learnt about a video, plus counters filled in while it is processed."""
+    """What the probe learnt about a video, and the run's :class:`RunStats` (final once the cue iterator is
+    exhausted: see there)."""
 
     path: str
     width: int
@@ -155,7 +266,7 @@ class VideoInfo:
     rotation: int = 0
     start_time_s: float = 0.0
     frame_count_estimate: int | None = None
-    stats: dict[str, Any] = field(default_factory=dict, compare=False)
+    stats: RunStats = field(default_factory=RunStats, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,5 +278,5 @@ class VideoInfo:
             "codec": self.codec,
             "rotation": self.rotation,
             "start_time_s": self.start_time_s,
-            "stats": dict(self.stats),
+            "stats": self.stats.as_dict(),
         }

@@ -298,7 +298,7 @@ class VideoSource:
         frames keep that offset (:attr:`discontinuities` counts them, with a warning). A frame at or a
         little before the previous one's time is a duplicate and is dropped. When the iteration runs to the
         end of the file and stops well short of the end the container announces, :attr:`ended_early`
-        is set (with a warning). Both are also put in ``info.stats``.
+        is set (with a warning). The pipeline reports both in its :class:`~vidocr.types.RunStats`.
         """
         stream = self._container.streams[self._facts.index]
         stream.thread_type = "AUTO"
@@ -371,7 +371,6 @@ class VideoSource:
         if frame.width == width and frame.height == height:
             return frame
         self.rescaled_frames += 1
-        self.info.stats["rescaled_frames"] = self.rescaled_frames
         try:
             return frame.reformat(width=width, height=height)
         except Exception as exc:  # noqa: BLE001 - a picture FFmpeg cannot even scale is a corrupt frame
@@ -381,8 +380,6 @@ class VideoSource:
 
     def _report(self, finished: bool, decoded_end: float, end: float | None) -> None:
         """Say (once per file: not from a second source on it) what the decoding found out about the file."""
-        stats = self.info.stats
-        stats["timestamp_discontinuities"] = self.discontinuities
         expected = self._facts.expected_end_s
         if end is not None and expected is not None:
             expected = min(expected, end)
@@ -390,7 +387,6 @@ class VideoSource:
         if finished and self._cut_mid_packet():
             short = True
         self.ended_early = short
-        stats["ended_early"] = short
         level = logging.DEBUG if self._quiet else logging.WARNING
         if self.discontinuities:
             log.log(level, "%s: timestamps restart or jump %d time(s) (concatenated recordings?); cue times go on "

@@ -135,10 +135,9 @@ class FileProgress:
                                      prefix=self.label, unit="s", bar_format=self.BAR, postfix=note))
 
 
-def stage_times(stats: dict[str, Any], write_s: float, total_s: float) -> str:
-    """``-v``'s per-stage times: zones, decode, masks and change detection, OCR (on its own thread, overlapping
-    the others), merge, write."""
-    times = stats.get("times_s") or {}
+def stage_times(times: dict[str, float], write_s: float, total_s: float) -> str:
+    """``-v``'s per-stage times (``RunStats.times.as_dict()``): zones, decode, masks and change detection, OCR (on
+    its own thread, overlapping the others), merge, write."""
     labels = (("zones", "zones"), ("decode", "decode"), ("detect", "detect"), ("ocr", "OCR"), ("merge", "merge"))
     parts = [f"{label} {times[key]:.2f} s" + (" (own thread)" if key == "ocr" else "")
              for key, label in labels if key in times]

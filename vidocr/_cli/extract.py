@@ -19,6 +19,7 @@ from vidocr._cli.options import add_extract_options, extract_options_from_args, 
 from vidocr._cli.ray import add_ray_options, wants_ray
 from vidocr._cli.ray import run_extract as run_extract_on_ray
 from vidocr.errors import ConfigError, OutputError, VidocrError, classify, display_path
+from vidocr.types import RunStats
 
 log = logging.getLogger("vidocr")
 
@@ -127,7 +128,7 @@ class FileResult:
     outputs: list[str] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: RunStats | None = None
     usage_error: bool = False  # the options do not fit this video (a --roi outside its frame...)
 
 
@@ -229,9 +230,9 @@ def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.N
             raise
         if not cues:
             console.clear()
-            band = info.stats.get("band")
-            where = ",".join(str(v) for v in band) if band else "?"
-            reason = f"no subtitles found in region x,y,w,h={where} ({info.stats.get('band_source')})"
+            band = info.stats.band
+            where = ",".join(str(v) for v in band.as_list()) if band else "?"
+            reason = f"no subtitles found in region x,y,w,h={where} ({info.stats.band_source})"
             console.line(f"{counter}{shown_name}: {reason}; no file written")
             _verbose(console, args, video, info.stats, 0.0, t0)
             return FileResult(str(video), "empty", 0, [], reason, time.monotonic() - t0, info.stats)
@@ -268,12 +269,13 @@ def _extract_one(video: Path, extractor: Any, plan: OutputPlan, args: argparse.N
         return FileResult(str(video), "failed", error=message, seconds=time.monotonic() - t0)
 
 
-def _verbose(console: Console, args: argparse.Namespace, video: Path, stats: dict[str, Any], write_s: float,
+def _verbose(console: Console, args: argparse.Namespace, video: Path, stats: RunStats, write_s: float,
              t0: float) -> None:
     """-v: the zones found and what was read, then the time of each stage."""
     if getattr(args, "verbose", False):
         console.line(_report_line(video, stats))
-        console.line(f"{display_path(str(video))}: {stage_times(stats, write_s, time.monotonic() - t0)}")
+        times = stage_times(stats.times.as_dict(), write_s, time.monotonic() - t0)
+        console.line(f"{display_path(str(video))}: {times}")
 
 
 def _stops_the_run(exc: VidocrError, extractor: Any) -> bool:
@@ -295,19 +297,19 @@ def _write_stdout(cues: Sequence[Any], info: Any, fmt: str, bilingual: bool) -> 
     sys.stdout.flush()
 
 
-def _report_line(video: Path, stats: dict[str, Any]) -> str:
+def _report_line(video: Path, stats: RunStats) -> str:
     """The per-video report of --verbose: zones found, static texts suppressed, frames read."""
     zones = "; ".join(
-        f"{z['name']} {','.join(str(v) for v in z['box'])} ({z['source']}{', colour masks' if z.get('colour') else ''})"
-        for z in stats.get("zones", [])
+        f"{z.name} {','.join(str(v) for v in z.box.as_list())} ({z.source}{', colour masks' if z.colour else ''})"
+        for z in stats.zones or ()
     )
     return (
         f"{display_path(str(video))}: zones: {zones or 'none'}; "
-        f"static texts suppressed: {stats.get('static_texts', 0)} "
-        f"({stats.get('static_lines_dropped', 0)} lines dropped); frames decoded: {stats.get('frames', 0)}, "
-        f"read by OCR: {stats.get('frames_read', 0)} ({stats.get('ocr_confirmed', 0)} re-reads confirmed "
-        f"without detection); scene cuts: {stats.get('scene_cuts', 0)}; "
-        f"corrupt frames: {stats.get('corrupt_frames', 0)}"
+        f"static texts suppressed: {stats.static_texts or 0} "
+        f"({stats.static_lines_dropped or 0} lines dropped); frames decoded: {stats.frames or 0}, "
+        f"read by OCR: {stats.frames_read or 0} ({stats.ocr_confirmed or 0} re-reads confirmed "
+        f"without detection); scene cuts: {stats.scene_cuts or 0}; "
+        f"corrupt frames: {stats.corrupt_frames or 0}"
     )
 
 

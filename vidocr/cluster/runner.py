@@ -247,8 +247,8 @@ class RayExtractor:
         if progress is not None and result.info is not None:
             info = result.info
             with contextlib.suppress(Exception):  # a display must never break the run
-                progress(Progress(key, info.duration_s or 0.0, info.duration_s, int(info.stats.get("frames") or 0),
-                                  int(info.stats.get("frames_read") or 0), len(result.cues), "done"))
+                progress(Progress(key, info.duration_s or 0.0, info.duration_s, info.stats.frames or 0,
+                                  info.stats.frames_read or 0, len(result.cues), "done"))
         if result.error is not None:
             if result.engine_failed:
                 self._engine_error = result.error

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from vidocr.errors import ConfigError, VidocrError
+from vidocr.types import RunStats
 
 log = logging.getLogger("vidocr.daemon")
 
@@ -50,13 +51,13 @@ class DaemonMetrics:
         self.errors = Counter("vidocr_errors", "Job errors, by kind", ["kind"], registry=registry)
         registry.register(_JobStates(job_counts))
 
-    def video_done(self, seconds: float, stats: dict[str, Any], cues: int) -> None:
-        frames = int(stats.get("frames") or 0)
+    def video_done(self, seconds: float, stats: RunStats, cues: int) -> None:
+        frames = stats.frames or 0
         self.video_seconds.observe(seconds)
         self.frames.inc(frames)
-        self.ocr_calls.inc(int(stats.get("ocr_calls") or 0))
+        self.ocr_calls.inc(stats.ocr_calls or 0)
         self.cues.inc(cues)
-        stage = float(stats.get("seconds") or seconds)
+        stage = stats.seconds or seconds
         if stage > 0:
             self.fps.set(frames / stage)
 

@@ -104,8 +104,8 @@ class JobRunner:
         if not self.queue.finish(job, stamp, cues=len(cues), seconds=seconds):
             return self._changed(job, None)
         event(log, logging.INFO, "job_done", "job done", job=job.id, path=path, cues=len(cues),
-              outputs=[str(p) for p in written], seconds=round(seconds, 3), frames=info.stats.get("frames"),
-              ocr_calls=info.stats.get("ocr_calls"))
+              outputs=[str(p) for p in written], seconds=round(seconds, 3), frames=info.stats.frames,
+              ocr_calls=info.stats.ocr_calls)
         if self.metrics is not None:
             self.metrics.jobs_finished.labels("done").inc()
             self.metrics.video_done(seconds, info.stats, len(cues))
