@@ -144,7 +144,6 @@ KNOWN_FAILING: dict[str, str] = {
     "short-cjk-alone": "no cue (truth 8-16 '嗯', 28-43 '好。'); after an ordinary line (short-cjk) both are exact",
     "print-signs": "one cue 0-84 'CITY LIBRARY' (a light-on-dark sign, still, above the band) and neither subtitle",
     "print-page": "no cue: the page of print reaches into the band behind the subtitles",
-    "lowres-noise": "46-76 'I told you, | was at the office.' (the second 'I' read as '|'); times exact",
 }
 CLASSES: tuple[str, ...] = tuple(name for name in SPECS if name not in KNOWN_FAILING)
 

@@ -133,3 +133,14 @@ def test_a_first_read_of_text_still_settling_gives_way_to_a_better_read_moments_
     # A surer first read is kept even when a read soon after differs.
     sure = seg(1000, 3000, (1040, 1000, "Is anyone there?", 0.99), (1240, 1200, "Where were you?", 0.8))
     assert run(sure) == [(1000, 1200, "Is anyone there?"), (1200, 3000, "Where were you?")]
+
+
+def test_a_bar_where_a_latin_word_starts_is_a_capital_i() -> None:
+    # 360p, a thin sans-serif: the recogniser reads "I" as "|". No subtitle writes a bar there.
+    assert normalize_text("I told you, | was at the office.") == "I told you, I was at the office."
+    assert normalize_text("|'m here. |t's late.") == "I'm here. It's late."
+    assert normalize_text("(| think so)") == "(I think so)"
+    # Elsewhere a bar stays: inside a token, in CJK text, doubled.
+    assert normalize_text("a|b") == "a|b"
+    assert normalize_text("你|好") == "你|好"
+    assert normalize_text("x || y") == "x || y"

@@ -10,6 +10,9 @@ _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
 # ASCII punctuation that NFKC produces from full-width forms; restored next to CJK text, where
 # readers expect the full-width form.
 _FULLWIDTH = {",": "，", "!": "！", "?": "？", ":": "：", ";": "；", "(": "（", ")": "）"}
+# A vertical bar where a word starts in Latin text is a capital I the recogniser read as "|" (thin sans-serif
+# glyphs, 360p): "| was", "|'m", "|t's". No subtitle writes a bar there (Subtitle Edit's OCR fixes do the same).
+_BAR_AS_I = re.compile(r"(?:(?<=^)|(?<=[\s\"'(\[¿¡-]))\|(?=$|[\s'’.,!?;:)\]a-z])")
 
 
 def is_cjk(ch: str) -> bool:
@@ -32,6 +35,8 @@ def normalize_text(text: str) -> str:
         line = _SPACES.sub(" ", raw).strip()
         if not line:
             continue
+        if "|" in line and any("a" <= c.lower() <= "z" for c in line):
+            line = _BAR_AS_I.sub("I", line)
         lines.append(_restore_fullwidth(line))
     return "\n".join(lines)
 
