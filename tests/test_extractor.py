@@ -51,6 +51,36 @@ def test_one_engine_for_every_video_built_at_the_first_file_and_freed_by_close(
     extractor.close()
 
 
+def test_the_zone_finders_ocr_is_built_once_for_every_video_and_freed_by_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two zones (top and bottom): the finder reads the second one with OCR before keeping it.
+    from support.synth import SynthCue, SynthSpec, render_video
+
+    import vidocr.engines.rapid
+
+    cues = (SynthCue(0.3, 2.7, "Translator's note up here", position="top"), SynthCue(0.5, 2.5, "下面是对话第一句"),
+            SynthCue(3.2, 5.7, "注释文字在上面", position="top"), SynthCue(3.4, 5.5, "And the second line"))
+    path = tmp_path / "two.mp4"
+    render_video(SynthSpec(width=960, height=540, duration=6.0, cues=cues), path)
+    real, built = vidocr.engines.rapid.build_ocr, []
+
+    def counting(options: Any = None) -> Any:
+        built.append("zones" if options is None else "engine")
+        return real(options)
+
+    monkeypatch.setattr(vidocr.engines.rapid, "build_ocr", counting)
+    with Extractor(ExtractOptions(engine_options=vidocr.engines.EngineOptions(workers=1))) as extractor:
+        for _ in range(2):
+            got, info = extractor(path)
+            assert len(list(got)) == 4
+            assert info.stats.zones is not None and sorted(z.name for z in info.stats.zones) == ["bottom", "top"]
+        reader = extractor._zone_reader
+        assert reader._ocr is not None
+    assert sorted(built) == ["engine", "zones"]  # not one zone reader per video
+    assert reader._ocr is None  # freed with the engine
+
+
 def test_engine_settings_are_checked_by_the_library_too() -> None:
     from vidocr.engines import EngineOptions, create_engine
 

@@ -81,8 +81,7 @@ def test_a_book_page_is_no_subtitle_zone(tmp_path: Path) -> None:
 
 def test_a_band_tall_from_picture_detail_shrinks_to_the_subtitle_rows() -> None:
     # Analysis images (640x360): glyph-like picture detail shakes over rows 150-300, a subtitle sits at 315-338.
-    from vidocr.engines.rapid import build_ocr
-    from vidocr.region import _sample_mask, _subtitle_rows, _tall
+    from vidocr.region import PpOcrBandReader, _sample_mask, _subtitle_rows, _tall
 
     rng = np.random.default_rng(11)
     images = []
@@ -102,8 +101,9 @@ def test_a_band_tall_from_picture_detail_shrinks_to_the_subtitle_rows() -> None:
     sampled = [_sample_mask(image, 1.0) for image in images]
     found = [(ln.y0, ln.y1, 1.0) for _, lines in sampled for ln in lines]
     assert _tall((150, 340), found)
-    lo, hi = _subtitle_rows(build_ocr(), (150, 340), images, sampled)
+    read = PpOcrBandReader()
+    lo, hi = _subtitle_rows(read, (150, 340), images, sampled)
     assert 305 <= lo <= 318 and 334 <= hi <= 340, (lo, hi)
     # No centred text read in the rows: the run stays as it is.
     blank = [np.full((360, 640), 80, np.uint8) for _ in images]
-    assert _subtitle_rows(build_ocr(), (150, 340), blank, sampled) == (150, 340)
+    assert _subtitle_rows(read, (150, 340), blank, sampled) == (150, 340)

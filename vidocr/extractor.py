@@ -1,6 +1,8 @@
 """One engine for many videos: :class:`Extractor` runs :func:`vidocr.extract` video after video with an engine
 built once and held until it is closed. The CLI (a folder of videos), the index builder and the watch daemon
-extract through it, so a model loads once per run, never once per file.
+extract through it, so a model loads once per run, never once per file; so does the zone finder's OCR check
+when the engine cannot serve it (a :class:`~vidocr.region.PpOcrBandReader`, built at the first video that
+needs it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TextIO, cast
 from vidocr import pipeline
 from vidocr.engines import BackgroundEngine, OcrEngine
 from vidocr.pipeline import ExtractOptions, ProgressFn
+from vidocr.region import PpOcrBandReader
 from vidocr.types import Cue, VideoInfo
 
 
@@ -32,6 +35,7 @@ class Extractor:
         self.options = options or ExtractOptions()
         self._loading_to = loading_to
         self._engine: BackgroundEngine | None = None
+        self._zone_reader = PpOcrBandReader()
 
     def __call__(
         self, path: str | os.PathLike[str], *, progress: ProgressFn | None = None
@@ -44,7 +48,8 @@ class Extractor:
                 engine_opts = replace(engine_opts, translate_to=opts.translate_to)
             self._engine = BackgroundEngine(opts.engine, engine_opts, loading_to=self._loading_to)
         engine = cast(OcrEngine | None, self._engine)  # a BackgroundEngine stands in for the engine it builds
-        return pipeline.extract(Path(path), self.options, engine=engine, progress=progress)
+        return pipeline.extract(Path(path), self.options, engine=engine, progress=progress,
+                                zone_reader=self._zone_reader)
 
     @property
     def engine_error(self) -> BaseException | None:
@@ -52,7 +57,8 @@ class Extractor:
         return self._engine.build_error if self._engine is not None else None
 
     def close(self) -> None:
-        """Free the engine (idempotent)."""
+        """Free the engine and the zone finder's reader (idempotent)."""
+        self._zone_reader.close()
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()

@@ -31,12 +31,12 @@ from vidocr.detect import (
     SegmentEnded,
     SegmentStarted,
 )
-from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, engine_spec, engines_for_task
+from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, band_reader, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, VidocrError
 from vidocr.layout import GlyphEvidence, SubtitleLayout
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
-from vidocr.region import Region, find_zones, parse_roi, user_zones
+from vidocr.region import BandReader, Region, find_zones, parse_roi, user_zones
 from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask
 from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo, ZoneStats
 from vidocr.video import DecodedFrame, VideoSource
@@ -111,6 +111,7 @@ def extract(
     *,
     engine: OcrEngine | None = None,
     progress: ProgressFn | None = None,
+    zone_reader: BandReader | None = None,
 ) -> tuple[Iterator[Cue], VideoInfo]:
     """Open ``path``, locate the subtitle band and return a lazy iterator of cues plus video info.
 
@@ -119,6 +120,8 @@ def extract(
     for this call and closed when the iterator ends. ``info.stats`` (:class:`~vidocr.types.RunStats`) has the
     zones when this returns and is final once the iterator is exhausted: the iterator stays lazy, so the
     counts of a run exist only when it has run.
+    ``zone_reader``: the zone finder's OCR check (where votes cannot tell a subtitle zone) when the engine reads
+    no line boxes of its own (:func:`vidocr.engines.band_reader`); None: one built for this call if needed.
     """
     options = options or ExtractOptions()
     check_task(options.engine if engine is None else engine.name, options.task, options.translate_to)
@@ -133,7 +136,7 @@ def extract(
         if progress is not None:
             _report(progress, Progress(str(source.path), 0.0, info.duration_s, 0, 0, 0, "zones"))
         zones_started = time.perf_counter()
-        regions = _regions(source, options)
+        regions = _regions(source, options, band_reader(engine) or zone_reader)
         info.stats.times.zones = round(time.perf_counter() - zones_started, 3)
     except BaseException:
         source.close()
@@ -147,11 +150,11 @@ def extract(
     return _run(source, regions, options, engine, own_engine is not None, progress), info
 
 
-def _regions(source: VideoSource, options: ExtractOptions) -> list[Region]:
+def _regions(source: VideoSource, options: ExtractOptions, read: BandReader | None) -> list[Region]:
     info = source.info
     spec = options.zones.strip().lower()
     if options.roi is None and not any(ch.isdigit() for ch in spec):
-        return find_zones(source, options.start, options.end, spec, keep_static=options.keep_static)
+        return find_zones(source, options.start, options.end, spec, keep_static=options.keep_static, read=read)
     if options.roi is not None:
         box = options.roi if isinstance(options.roi, Box) else parse_roi(options.roi, info.width, info.height)
         named = [(_position_name(box, info.height), box)]

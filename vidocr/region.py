@@ -9,22 +9,30 @@ letterboxed film and the mid-low captions of vertical videos). The band is the s
 voted rows, joined across the gap between two subtitle lines, padded, and grown upward by one line
 when only single-line subtitles were seen (a two-line cue must still fit). OCR then reads only the
 band: ~3.5x cheaper than whole frames.
+
+Where votes alone cannot tell (a run of voted rows too tall for subtitle lines, a second candidate zone), OCR
+decides: the finder is given a :data:`BandReader` by the pipeline (the active engine's when it reads line boxes,
+else one PP-OCR reader shared by every video of an :class:`~vidocr.extractor.Extractor`), so it builds no engine
+of its own. Its scoring weights are the fields of :class:`ZoneWeights`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
 from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
-from vidocr.types import Box
+from vidocr.types import Box, OcrResult
 from vidocr.video import VideoSource
+
+if TYPE_CHECKING:
+    from vidocr.engines.ppocr import PpOcr
 
 log = logging.getLogger("vidocr")
 _KERNEL = np.ones((3, 3), np.uint8)
@@ -56,6 +64,78 @@ class Region:
 LUMA_SHARE_MIN = 0.45
 #: Sampled frames compared in both kinds of mask for that decision.
 COLOUR_PROBES = 12
+
+#: Reads one BGR band image (rows of a sampled frame) into its text lines, top to bottom, each with its box
+#: in the image: the zone finder's OCR check. Given by the pipeline (see :func:`find_zones`).
+BandReader = Callable[[np.ndarray], OcrResult]
+
+
+class PpOcrBandReader:
+    """A :data:`BandReader` on PP-OCR with the default models, built at its first read (most videos find their
+    zones without OCR) and kept for later reads and videos until :meth:`close`. The zone finder's reader when
+    the active engine reads no line boxes of its own (Tesseract-only, vision-language models, a server)."""
+
+    def __init__(self) -> None:
+        self._ocr: PpOcr | None = None
+
+    def __call__(self, image: np.ndarray) -> OcrResult:
+        from vidocr.engines.rapid import build_ocr, read_band
+
+        if self._ocr is None:
+            self._ocr = build_ocr()
+        return read_band(self._ocr, image)
+
+    def close(self) -> None:
+        """Free the models (idempotent; a later read builds them again)."""
+        self._ocr = None
+
+
+@dataclass(frozen=True)
+class ZoneWeights:
+    """How the zone finder scores text lines and picks bands; the defaults are the tuned values (the samples,
+    the real clips and the libass classes of ``bench/`` depend on them).
+
+    A line's vote on its rows is ``centred * lower * glyphs * (novelty_floor + novelty)``:
+    centre_floor: ``centred`` of a line at a side edge (1.0 when centred, linear between): subtitles are
+        centred; logos and watermarks sit in corners.
+    upper_half: ``lower`` of a line in the upper half of the frame (1.0 in the lower half, where dialogue is).
+    full_glyphs: glyphs for a full ``glyphs`` factor (fewer count in proportion): subtitle lines are runs of
+        many glyphs; picture detail that lines up gives two or three.
+    first_novelty: ``novelty`` of the lines of the first sample (later: the share of a line's pixels that were
+        not text in the previous sample).
+    novelty_floor: what a line that was already there (a logo, a sign) still earns.
+
+    Bands from the votes:
+    run_floor: rows with at least this share of the peak vote belong to the peak's run.
+    run_gap_lines: gaps of up to this many line heights inside a run are jumped (between two subtitle lines).
+    second_zone_share: a second or third zone needs this share of the strongest zone's peak vote (upper zones
+        vote at ``upper_half``), and OCR must read text in it: picture detail can vote as strongly.
+    tall_run_lines: a run of voted rows taller than this many subtitle lines holds picture detail too (shaking
+        or panning pictures vote on every row): OCR tells which of its rows hold the subtitle lines.
+
+    The OCR check (:data:`BandReader`):
+    read_confidence, read_chars: a line counts as text read when its confidence and its count of letters and
+        digits reach these.
+    centre_margin, centre_margin_lines: a line read in a tall run is a subtitle line when its centre is within
+        ``centre_margin`` of the band's width plus ``centre_margin_lines`` of its own height of the middle.
+    """
+
+    centre_floor: float = 0.15
+    upper_half: float = 0.6
+    full_glyphs: float = 6.0
+    first_novelty: float = 0.5
+    novelty_floor: float = 0.1
+    run_floor: float = 0.35
+    run_gap_lines: float = 1.0
+    second_zone_share: float = 0.3
+    tall_run_lines: float = 2.5
+    read_confidence: float = 0.8
+    read_chars: int = 2
+    centre_margin: float = 0.05
+    centre_margin_lines: float = 0.15
+
+
+_WEIGHTS = ZoneWeights()
 
 
 def parse_roi(spec: str, width: int, height: int) -> Box:
@@ -91,9 +171,11 @@ STATIC_SHARE = 0.95
 STATIC_MIN_SPAN_S = 10.0
 
 
-def find_band(source: VideoSource, start: float | None, end: float | None, samples: int = 48) -> Region:
+def find_band(
+    source: VideoSource, start: float | None, end: float | None, samples: int = 48, *, read: BandReader | None = None
+) -> Region:
     """The single strongest subtitle band (the classic one-track result)."""
-    return find_zones(source, start, end, "bottom", samples)[0]
+    return find_zones(source, start, end, "bottom", samples, read=read)[0]
 
 
 def find_zones(
@@ -103,19 +185,24 @@ def find_zones(
     mode: str = "auto",
     samples: int = 48,
     keep_static: bool = False,
+    *,
+    read: BandReader | None = None,
+    weights: ZoneWeights = _WEIGHTS,
 ) -> list[Region]:
     """Find subtitle zones from frames sampled across [start, end).
 
     ``mode``: "bottom" (the strongest band, wherever it is: bottom dialogue, letterbox bar, mid-low
     captions), "top" (strongest in the upper half), "top,bottom", or "auto" (every band with at least
-    a third of the strongest band's votes, up to three).
+    ``weights.second_zone_share`` of the strongest band's votes, up to three).
+    ``read``: the OCR check, called only where votes cannot decide; None: a :class:`PpOcrBandReader` for this
+    call (the pipeline gives its own, built once per run of videos).
     """
     if mode not in ZONE_MODES:
         raise ConfigError(f"--zones must be one of {', '.join(ZONE_MODES)} or x,y,w,h;x,y,w,h boxes, got {mode!r}")
     info = source.info
     width, height = info.width, info.height
     scale = analysis_scale(width)
-    images, sampled, colour = _survey(list(_sample_images(source, start, end, samples, scale)))
+    images, sampled, colour = _survey(list(_sample_images(source, start, end, samples, scale)), weights)
     if width >= 4 * height:
         # Already a strip (a pre-cropped subtitle band, a ticker): read all of it.
         return [Region(Box(0, 0, width, height), "strip", None, 0, colour=colour)]
@@ -127,19 +214,20 @@ def find_zones(
         static_boxes = _boxes(static, scale) if static.size else ()
     tickers = () if keep_static else _tickers(sampled, scale, width)
     static_boxes += tickers
-    votes, found = _vote(sampled, static, [(int(b.y * scale), int((b.y + b.h) * scale) + 1) for b in tickers])
+    votes, found = _vote(
+        sampled, static, [(int(b.y * scale), int((b.y + b.h) * scale) + 1) for b in tickers], weights
+    )
     rows = len(votes)
     if not found or votes.max() <= 0:
         defaults = [_default_zone(name, width, height, len(sampled), static_boxes) for name in _default_names(mode)]
         return [replace(zone, colour=colour) for zone in defaults]
     median_h = int(np.median([y1 - y0 for y0, y1, _ in found]))
-    runs = _runs(votes, median_h, limit=3 if mode == "auto" else 1 if mode == "bottom" else 2)
-    ocr: Any = None
-    if any(_tall(run, found) for run in runs):
-        from vidocr.engines.rapid import build_ocr
-
-        ocr = build_ocr()
-        runs = [_subtitle_rows(ocr, run, images, sampled) if _tall(run, found) else run for run in runs]
+    runs = _runs(votes, median_h, 3 if mode == "auto" else 1 if mode == "bottom" else 2, weights)
+    if read is None:
+        read = PpOcrBandReader()  # built only if a read is needed
+    if any(_tall(run, found, weights) for run in runs):
+        runs = [_subtitle_rows(read, run, images, sampled, weights) if _tall(run, found, weights) else run
+                for run in runs]
     zones: list[Region] = []
     if mode in ("top", "top,bottom"):
         upper = [r for r in runs if (r[0] + r[1]) / 2 < rows * 0.5]
@@ -153,13 +241,12 @@ def find_zones(
         # The strongest band is the subtitle band; another one must also be read as text by OCR
         # (picture detail — faces, foliage — can vote as strongly as a second subtitle line).
         if len(runs) > 1:
-            from vidocr.engines.rapid import build_ocr
-
-            ocr = ocr or build_ocr()  # one model load for all candidate zones
             # Print in the picture (a book page, a letter) reads as text too; once the strongest zone's
             # subtitles show light, outlined glyphs, a zone of dark print only is not a subtitle zone.
-            light = _reads_as_text(ocr, runs[0], images, sampled, light_only=True)
-            runs = runs[:1] + [r for r in runs[1:] if _reads_as_text(ocr, r, images, sampled, light_only=light)]
+            light = _reads_as_text(read, runs[0], images, sampled, weights, light_only=True)
+            runs = runs[:1] + [
+                r for r in runs[1:] if _reads_as_text(read, r, images, sampled, weights, light_only=light)
+            ]
         zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
     return [replace(zone, colour=colour) for zone in _merge_overlapping(zones)]
 
@@ -171,11 +258,12 @@ def user_zones(
     end: float | None,
     keep_static: bool = False,
     samples: int = 48,
+    weights: ZoneWeights = _WEIGHTS,
 ) -> list[Region]:
     """Regions for user-given boxes, with what the sampled frames tell about them: the text that stays
     put inside them (logos, watermarks, tickers; none with ``keep_static``) and the kind of mask."""
     scale = analysis_scale(source.info.width)
-    _, sampled, colour = _survey(list(_sample_images(source, start, end, samples, scale)))
+    _, sampled, colour = _survey(list(_sample_images(source, start, end, samples, scale)), weights)
     static: tuple[Box, ...] = ()
     if not keep_static:
         span = (end if end is not None else source.info.duration_s or 0.0) - (start or 0.0)
@@ -191,7 +279,9 @@ def _overlapping(boxes: Sequence[Box], band: Box) -> tuple[Box, ...]:
 Sampled = list[tuple[np.ndarray, list[TextLine]]]
 
 
-def _survey(pairs: list[tuple[np.ndarray, Chroma | None]]) -> tuple[list[np.ndarray], Sampled, bool]:
+def _survey(
+    pairs: list[tuple[np.ndarray, Chroma | None]], weights: ZoneWeights = _WEIGHTS
+) -> tuple[list[np.ndarray], Sampled, bool]:
     """The analysis images to use, their text masks and lines, and whether they are colour images
     (see LUMA_SHARE_MIN; compared on COLOUR_PROBES of the samples)."""
     lumas = [luma for luma, _ in pairs]
@@ -199,11 +289,11 @@ def _survey(pairs: list[tuple[np.ndarray, Chroma | None]]) -> tuple[list[np.ndar
     spread = np.linspace(0, len(pairs) - 1, min(len(pairs), COLOUR_PROBES)).round().astype(int)
     probes = [int(i) for i in dict.fromkeys(spread.tolist()) if pairs[i][1] is not None]
     in_colour = [_sample_mask(analysis_image(*pairs[i], None, 1.0), 1.0) for i in probes]
-    votes, _ = _vote(in_colour, np.zeros(0, np.uint8))
+    votes, _ = _vote(in_colour, np.zeros(0, np.uint8), (), weights)
     heights = [line.height for _, lines in in_colour for line in lines]
     if not heights or votes.max() <= 0:
         return lumas, sampled, False
-    lo, hi = _strongest_run(votes, int(np.median(heights)))
+    lo, hi = _strongest_run(votes, int(np.median(heights)), weights)
     text = seen = 0
     for i, (mask, _) in zip(probes, in_colour, strict=True):
         band = mask[lo:hi]
@@ -226,16 +316,16 @@ def _static_mask(sampled: list[tuple[np.ndarray, list[TextLine]]], span: float) 
 
 
 def _reads_as_text(
-    ocr: Any,
+    read: BandReader,
     run: tuple[int, int],
     images: list[np.ndarray],
     sampled: list[tuple[np.ndarray, list[TextLine]]],
+    weights: ZoneWeights = _WEIGHTS,
     tries: int = 4,
     light_only: bool = False,
 ) -> bool:
-    """OCR (the embedded engine) a few samples whose lines fall in ``run``: text in two of them? With
-    ``light_only``, only lines of light, outlined glyphs count (not print: see vidocr.layout.glyph_fill)."""
-    from vidocr.engines.rapid import read_band
+    """OCR a few samples whose lines fall in ``run``: text in two of them? With ``light_only``, only lines of
+    light, outlined glyphs count (not print: see vidocr.layout.glyph_fill)."""
     from vidocr.layout import PRINT_FILL_MAX, with_fill
     from vidocr.textnorm import comparable
 
@@ -248,14 +338,14 @@ def _reads_as_text(
     for i in picks:
         top = max(0, lo - margin)
         crop = images[i][top : hi + margin]
-        result = read_band(ocr, cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
+        result = read(cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
         if light_only:
             result = with_fill(result, crop)
             result = replace(result, lines=tuple(ln for ln in result.lines if (ln.fill or 0.0) > PRINT_FILL_MAX))
         # Only lines centred in the run's rows: the margin may reach the lines of another zone.
         inside = tuple(ln for ln in result.lines if ln.box is None or lo <= top + ln.box.y + ln.box.h / 2 < hi)
         result = replace(result, lines=inside)
-        if len(comparable(result.text)) >= 2 and result.confidence >= 0.8:
+        if len(comparable(result.text)) >= weights.read_chars and result.confidence >= weights.read_confidence:
             hits += 1
     return hits >= min(2, len(picks))
 
@@ -270,14 +360,9 @@ def _spread(run: tuple[int, int], sampled: list[tuple[np.ndarray, list[TextLine]
     return list(dict.fromkeys(candidates[round(k * (len(candidates) - 1) / max(1, count - 1))] for k in range(count)))
 
 
-#: A run of voted rows taller than this many subtitle lines holds picture detail too (shaking or panning
-#: pictures vote on every row): OCR tells which of its rows hold the subtitle lines.
-TALL_RUN_LINES = 2.5
-
-
-def _tall(run: tuple[int, int], found: list[tuple[int, int, float]]) -> bool:
+def _tall(run: tuple[int, int], found: list[tuple[int, int, float]], weights: ZoneWeights = _WEIGHTS) -> bool:
     line_h = _line_height(run, found)
-    return line_h is not None and run[1] - run[0] > TALL_RUN_LINES * line_h
+    return line_h is not None and run[1] - run[0] > weights.tall_run_lines * line_h
 
 
 def _line_height(run: tuple[int, int], found: list[tuple[int, int, float]]) -> int | None:
@@ -288,16 +373,16 @@ def _line_height(run: tuple[int, int], found: list[tuple[int, int, float]]) -> i
 
 
 def _subtitle_rows(
-    ocr: Any,
+    read: BandReader,
     run: tuple[int, int],
     images: list[np.ndarray],
     sampled: list[tuple[np.ndarray, list[TextLine]]],
+    weights: ZoneWeights = _WEIGHTS,
     tries: int = 6,
 ) -> tuple[int, int]:
     """The rows of ``run`` where OCR reads centred lines of text (subtitle lines) in at least two of a few
     samples spread over the video: the run shrunk to them, or the run as it is when OCR finds none there.
     Lines of dark print (vidocr.layout.glyph_fill) do not count once light, outlined lines were read."""
-    from vidocr.engines.rapid import read_band
     from vidocr.layout import PRINT_FILL_MAX, with_fill
     from vidocr.textnorm import comparable
 
@@ -307,14 +392,15 @@ def _subtitle_rows(
     seen = 0
     for i in picks:
         crop = np.ascontiguousarray(images[i][lo:hi])
-        result = with_fill(read_band(ocr, cv2.cvtColor(crop, cv2.COLOR_GRAY2BGR)), crop)
+        result = with_fill(read(cv2.cvtColor(crop, cv2.COLOR_GRAY2BGR)), crop)
         mid = crop.shape[1] / 2
         found = False
         for ln in result.lines:
             box = ln.box
-            if box is None or ln.confidence < 0.8 or len(comparable(ln.text)) < 2:
+            if box is None or ln.confidence < weights.read_confidence or len(comparable(ln.text)) < weights.read_chars:
                 continue
-            if abs(box.x + box.w / 2 - mid) > 0.05 * crop.shape[1] + 0.15 * box.h:
+            margin = weights.centre_margin * crop.shape[1] + weights.centre_margin_lines * box.h
+            if abs(box.x + box.w / 2 - mid) > margin:
                 continue  # off-centre: a sign, picture detail
             rows.append((lo + box.y, lo + box.y + box.h, (ln.fill or 0.0) > PRINT_FILL_MAX))
             found = True
@@ -370,9 +456,10 @@ def _vote(
     sampled: list[tuple[np.ndarray, list[TextLine]]],
     static: np.ndarray,
     skip_rows: Sequence[tuple[int, int]] = (),
+    weights: ZoneWeights = _WEIGHTS,
 ) -> tuple[np.ndarray, list[tuple[int, int, float]]]:
-    """Row votes of the sampled text lines: new, centred, lower-half, wide lines count most.
-    Lines in ``skip_rows`` (tickers) do not vote."""
+    """Row votes of the sampled text lines: new, centred, lower-half, wide lines count most (see
+    :class:`ZoneWeights`). Lines in ``skip_rows`` (tickers) do not vote."""
     rows = sampled[0][0].shape[0] if sampled else 1
     votes = np.zeros(rows + 1, np.float64)
     found: list[tuple[int, int, float]] = []
@@ -392,18 +479,18 @@ def _vote(
             if pixels == 0:
                 continue  # all of it static
             centre = (line.x0 + line.x1) / 2
-            centred = max(0.15, 1.0 - abs(centre - mid) / mid)
-            lower = 1.0 if (line.y0 + line.y1) / 2 >= rows * 0.5 else 0.6
+            centred = max(weights.centre_floor, 1.0 - abs(centre - mid) / mid)
+            lower = 1.0 if (line.y0 + line.y1) / 2 >= rows * 0.5 else weights.upper_half
             # Subtitles come and go; text that is still there from the last sample (logos, signs,
-            # static picture detail) earns little. The first sample counts as half new.
+            # static picture detail) earns little. The first sample counts as partly new.
             if before is None:
-                novelty = 0.5
+                novelty = weights.first_novelty
             else:
                 kept = int(np.count_nonzero(part & before[line.y0 : line.y1, line.x0 : line.x1]))
                 novelty = 1.0 - kept / pixels
             # Subtitle lines are runs of many glyphs; picture detail that lines up gives two or three.
             glyphs = max(line.glyphs, line.width / max(line.height, 1))
-            weight = centred * lower * min(1.0, glyphs / 6.0) * (0.1 + novelty)
+            weight = centred * lower * min(1.0, glyphs / weights.full_glyphs) * (weights.novelty_floor + novelty)
             votes[line.y0 : line.y1] += weight
             # Heights are learnt from lines of separate glyphs; one wide component may be two lines
             # glued together. When every line is one component (small CJK text, whose glyphs touch at
@@ -412,18 +499,13 @@ def _vote(
     return votes, found or glued
 
 
-#: A second or third zone needs this share of the strongest zone's peak vote (upper zones vote at 0.6x),
-#: and OCR must read text in it (see _reads_as_text): picture detail can vote as strongly.
-SECOND_ZONE_SHARE = 0.3
-
-
-def _runs(votes: np.ndarray, line_h: int, limit: int) -> list[tuple[int, int]]:
+def _runs(votes: np.ndarray, line_h: int, limit: int, weights: ZoneWeights = _WEIGHTS) -> list[tuple[int, int]]:
     """The strongest runs of voted rows, strongest first."""
     votes = votes.copy()
     top = float(votes.max())
     runs: list[tuple[int, int]] = []
-    while len(runs) < limit and votes.max() >= SECOND_ZONE_SHARE * top and votes.max() > 0:
-        lo, hi = _strongest_run(votes, line_h)
+    while len(runs) < limit and votes.max() >= weights.second_zone_share * top and votes.max() > 0:
+        lo, hi = _strongest_run(votes, line_h, weights)
         runs.append((lo, hi))
         votes[max(0, lo - line_h) : hi + line_h] = 0
     return runs
@@ -524,10 +606,10 @@ def _weighted_median(values: list[tuple[int, float]]) -> int:
     return values[-1][0]
 
 
-def _strongest_run(votes: np.ndarray, line_h: int) -> tuple[int, int]:
+def _strongest_run(votes: np.ndarray, line_h: int, weights: ZoneWeights = _WEIGHTS) -> tuple[int, int]:
     peak = int(np.argmax(votes))
-    floor = 0.35 * votes[peak]
-    gap = max(2, int(1.0 * line_h))
+    floor = weights.run_floor * votes[peak]
+    gap = max(2, int(weights.run_gap_lines * line_h))
     lo = hi = peak
     # Walk outwards while rows are voted, jumping gaps up to one line tall (between two lines).
     i, miss = peak, 0

@@ -12,7 +12,7 @@ import contextlib
 import importlib
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
 
@@ -71,6 +71,15 @@ class Rereader(Protocol):
     """
 
     def reread(self, images: Sequence[np.ndarray], priors: Sequence[OcrResult], task: Task) -> list[OcrResult]: ...
+
+
+@runtime_checkable
+class BandReading(Protocol):
+    """Optional engine capability: read one BGR band image into its text lines with their boxes, as the zone
+    finder's OCR check does (:data:`vidocr.region.BandReader`). An engine that has it serves as the finder's
+    reader, so a run loads no second OCR model to find its zones."""
+
+    def read_band(self, image: np.ndarray) -> OcrResult: ...
 
 
 @dataclass(frozen=True)
@@ -148,6 +157,14 @@ def supports_reread(engine: object) -> bool:
     return isinstance(engine, Rereader)
 
 
+def band_reader(engine: object) -> Callable[[np.ndarray], OcrResult] | None:
+    """``engine``'s own :class:`BandReading` (or that of the engine a :class:`BackgroundEngine` builds), if it
+    has one."""
+    if isinstance(engine, BackgroundEngine):
+        return engine.read_band if engine.reads_bands else None
+    return engine.read_band if isinstance(engine, BandReading) else None
+
+
 def engines_for_task(task: Task) -> list[str]:
     """Names of the registered engines that can do ``task`` (from the registry; nothing is imported)."""
     return [name for name in engine_names() if task in ENGINES[name].tasks]
@@ -174,6 +191,8 @@ class BackgroundEngine:
         self.name = name
         #: Whether the engine being built can re-read (:class:`Rereader`); known before it is built.
         self.rereads = callable(getattr(cls, "reread", None))
+        #: Whether it is a :class:`BandReading`; known before it is built.
+        self.reads_bands = callable(getattr(cls, "read_band", None))
         self.tasks = engine_spec(name).tasks
         self.preferred_batch = options.batch_size or 8
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="vidocr-engine-load")
@@ -226,6 +245,12 @@ class BackgroundEngine:
         if self._future.done():
             with contextlib.suppress(VidocrError):  # a build's error surfaces at the first recognize
                 _ = self.engine
+
+    def read_band(self, image: np.ndarray) -> OcrResult:
+        """The built engine's :meth:`BandReading.read_band` (waits for the build; see :func:`band_reader`)."""
+        engine = self.engine
+        assert isinstance(engine, BandReading)
+        return engine.read_band(image)
 
     def reread(self, images: Sequence[np.ndarray], priors: Sequence[OcrResult], task: Task) -> list[OcrResult]:
         engine = self.engine
