@@ -33,6 +33,7 @@ from vidocr.detect import (
 )
 from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, band_reader, engine_spec, engines_for_task
 from vidocr.errors import ConfigError, VidocrError
+from vidocr.hanscript import ScriptKeeper, check_script
 from vidocr.layout import GlyphEvidence, SubtitleLayout
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
@@ -59,6 +60,8 @@ class ExtractOptions:
     stream: index of the video stream to read (ffprobe's ``Stream #0:N``); default: the main one.
     lang: languages or scripts of the subtitles (``vidocr.langs.parse_langs``: "ko", "ru", "hangul"...);
         empty: auto (the engine decides per video, see ``vidocr.engines.rapid.ScriptChooser``).
+    script: Chinese output script: "auto" (the video's own, stray variant forms converted), "simplified",
+        "traditional" or "keep" (see :mod:`vidocr.hanscript`).
     """
 
     engine: str = "rapidocr"
@@ -75,6 +78,7 @@ class ExtractOptions:
     queue_size: int = 64
     stream: int | None = None
     lang: tuple[str, ...] = ()
+    script: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,7 @@ def extract(
     """
     options = options or ExtractOptions()
     check_task(options.engine if engine is None else engine.name, options.task, options.translate_to)
+    check_script(options.script)
     source = VideoSource(path, options.stream)
     own_engine: BackgroundEngine | None = None
     try:
@@ -260,9 +265,15 @@ class _Zone:
     """Per-zone tracker: its band, detector and merger, the segments waiting for their reads, and its counts."""
 
     def __init__(
-        self, region: Region, options: ExtractOptions, fps: float | None, glyphs: GlyphEvidence | None = None
+        self,
+        region: Region,
+        options: ExtractOptions,
+        fps: float | None,
+        glyphs: GlyphEvidence | None = None,
+        script: ScriptKeeper | None = None,
     ) -> None:
         self.region = region
+        self.script = script or ScriptKeeper(options.script)
         self.name = region.name
         self.box = box = region.box
         self.scale = scale = analysis_scale(box.w)
@@ -311,7 +322,7 @@ class _Zone:
     def named(self, cues: list[Cue]) -> Iterator[Cue]:
         for cue in cues:
             self.cues += 1
-            yield replace(cue, zone=self.name)
+            yield replace(cue, zone=self.name, text=self.script.fix(cue.text))
 
     def prior(self, request: ReadRequest, crop: Box) -> Prior | None:
         """The earlier read that this read probably repeats, for a cheap re-read (see OcrWorker):
@@ -362,7 +373,8 @@ def _stream(
 ) -> Iterator[Cue]:
     info = source.info
     glyphs = GlyphEvidence()  # one video's subtitles: print is dropped in every zone once they showed light glyphs
-    zones = [_Zone(region, options, info.fps, glyphs) for region in regions]
+    script = ScriptKeeper(options.script)  # one Chinese script for the video's cues (all zones)
+    zones = [_Zone(region, options, info.fps, glyphs, script) for region in regions]
     cuts = SceneCuts(info.fps) if options.detect.scene_cuts else None
     colour = any(region.colour for region in regions)
     reads = _Reads(worker, info.height)

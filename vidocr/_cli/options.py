@@ -103,6 +103,10 @@ def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> 
         g.add_argument("--lang", action=_Accumulate, metavar="LANG", help=LANG_HELP + "; repeat or comma-separate")
     else:  # index build and watch declare it themselves (one value, also stored on the index tracks)
         declared.help = LANG_HELP + "; comma-separate several; also stored on the index tracks (search --lang)"
+    g.add_argument("--script", choices=["auto", "simplified", "traditional", "keep"], default="auto",
+                   help="Chinese output script: auto (default: the video's own; a stray variant form the recogniser "
+                        "returned, such as 別 in a simplified line, is converted), simplified, traditional, or keep "
+                        "(characters as read)")
     g.add_argument("--translate", metavar="LANG", help="also translate to LANG (engines that can: hunyuan-*, openai)")
     g.add_argument("--model", help="model directory (hunyuan-* engines) or model name (openai)")
     g.add_argument("--profile", help="model profile (hunyuan-* engines): hunyuanocr-1.0, hunyuanocr-1.5 or a YAML file")
@@ -248,6 +252,7 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         detect=DetectOptions(**detect_kwargs),
         stream=stream,
         lang=lang,
+        script=str(getattr(args, "script", None) or "auto"),
     )
 
 
