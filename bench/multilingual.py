@@ -2,6 +2,8 @@
 
     python bench/multilingual.py                 # ko ru ar th hi, 3 fonts each, 8 lines per video
     python bench/multilingual.py --scripts ko,ru --fonts 1
+    python bench/multilingual.py --libass        # the same lines drawn by libass, 720p and 360p
+    python bench/multilingual.py --rtf           # real-time factor, Korean vs Chinese/English, one run
 
 For each script, one synthetic 720p video per Debian font (tests/support/synth.py, white text with a black
 outline over moving photo-like scenery, H.264 CRF 30) is extracted with ``--lang`` and with ``auto``; cues are
@@ -17,11 +19,15 @@ fonts-dejavu-core, fonts-thai-tlwg, fonts-freefont-ttf.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import sys
 import tempfile
 import time
 import unicodedata
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import av
 import numpy as np
@@ -113,9 +119,14 @@ def main() -> int:
     ap.add_argument("--upscale", action="append", default=[], metavar="SCRIPT=FACTOR",
                     help="try another enlargement of a script's crops (vidocr.engines.tesseract.UPSCALE)")
     ap.add_argument("--no-auto", action="store_true", help="skip the auto runs")
+    ap.add_argument("--libass", action="store_true",
+                    help="subtitles drawn by libass (FFmpeg's ass filter, tests/support/libass.py) instead of PIL, "
+                         "at 720p (43 px text) and 360p (27 px), through vidocr.extract with --lang and auto")
+    ap.add_argument("--sizes", default=",".join(LIBASS_SIZES), help="--libass: which of " + ", ".join(LIBASS_SIZES))
     ap.add_argument("--rtf", action="store_true",
-                    help="only the real-time factor of a 60 s 720p Korean video (24 cues, as bench/speed.py's), read "
-                         "with --lang ko, auto and (for the cost of PP-OCR on the same frames) --lang zh")
+                    help="only the real-time factor of a 60 s 720p Korean video (24 cues) read with --lang ko and "
+                         "auto, beside a Chinese/English video with the same cue times read by PP-OCR: best of 3, "
+                         "wall and CPU time, ratios to the Chinese/English video's")
     args = ap.parse_args()
     from vidocr.engines import tesseract
 
@@ -124,6 +135,8 @@ def main() -> int:
         tesseract.UPSCALE[name] = float(factor)
     if args.rtf:
         return real_time()
+    if args.libass:
+        return libass_mode(args.scripts.split(","), args.fonts, args.sizes.split(","))
     samples = Path(__file__).resolve().parent.parent / "samples"
     auto_right = auto_total = 0
     print(f"{'script':6} {'CER --lang':>10} {'CER auto':>9} {'exact':>7} {'auto ok':>8} "
@@ -190,25 +203,140 @@ def main() -> int:
     return 0
 
 
-def real_time() -> int:
-    fonts, lines = SCRIPTS["ko"]
-    saved = synth.FONT_PATH
-    synth.FONT_PATH = fonts[0]
-    synth._font.cache_clear()
-    synth._has_glyph.cache_clear()
+#: --libass: per script, three fontconfig families libass draws with (Debian: fonts-nanum, fonts-dejavu-core,
+#: fonts-freefont-ttf, fonts-noto-core, fonts-thai-tlwg).
+LIBASS_FONTS = {
+    "ko": ["NanumGothic", "NanumBarunGothic", "NanumMyeongjo"],
+    "ru": ["DejaVu Sans", "FreeSans", "Noto Serif"],
+    "ar": ["Noto Sans Arabic", "Noto Naskh Arabic", "Noto Kufi Arabic"],
+    "th": ["Noto Sans Thai", "Garuda", "Noto Serif Thai"],
+    "hi": ["Noto Sans Devanagari", "FreeSans", "Noto Serif Devanagari"],
+}
+#: --libass sizes: (width, height, text size as a share of the height): 43 px text as on a 720p release, and
+#: 27 px text as on a 360p one.
+LIBASS_SIZES = {"720p": (1280, 720, 0.06), "360p": (640, 360, 0.075)}
+
+
+def libass_clip(code: str, font: str, k: int, size: str) -> Any:
+    """8 lines of 1.2 s, 0.4 s apart, from 0.32 s, 25 fps, over a generated picture that pans, zooms or shakes."""
+    from support.libass import GENERATED, Clip, Event, Scene, Style
+
+    width, height, share = LIBASS_SIZES[size]
+    lines = SCRIPTS[code][1]
+    events = [Event(8 + 40 * i, 38 + 40 * i, text) for i, text in enumerate(lines)]
+    frames = events[-1].last + 8
+    motion = ("pan", "zoom", "shake")[k % 3]
+    return Clip(name=f"{code}{k}-{size}", half="bench", seed=k + 1, width=width, height=height, fps=Fraction(25),
+                frames=frames, style=Style(font, share, outline=4.0), events=events,
+                scenes=[Scene(0, f"{GENERATED}{10 + 7 * k + len(code)}", motion)])
+
+
+def libass_mode(scripts: list[str], fonts: int, sizes: list[str]) -> int:
+    """CER, cue times and auto's choice on subtitles libass drew, through vidocr.extract (--lang and auto)."""
+    from support import libass
+
+    if not libass.have_ffmpeg_ass():
+        print("needs ffmpeg with libass (Debian's ffmpeg)")
+        return 2
+    print(f"{'script':6} {'size':5} {'CER --lang':>10} {'CER auto':>9} {'cues found':>10} {'times <=1 frame':>15} "
+          f"{'exact':>7} {'auto ok':>8}  missed / worst")
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "ko60.mp4"
-        cues = tuple(SynthCue(0.5 + 2.5 * i, 2.5 + 2.5 * i, lines[i % len(lines)]) for i in range(24))
-        render_video(SynthSpec(duration=60, cues=cues, seed=1), path)
-        synth.FONT_PATH = saved
-        for _ in range(2):
-            for lang in (("ko",), (), ("zh",)):
-                t0 = time.perf_counter()
-                out, info = vidocr.extract(path, vidocr.ExtractOptions(lang=lang))
-                n = len(list(out))
-                wall = time.perf_counter() - t0
-                print(f"--lang {','.join(lang) or 'auto':4}: {n:2} cues, {wall:5.2f} s, {60 / wall:5.1f}x real time")
+        for size in sizes:
+            for code in scripts:
+                fixed = RapidOcrEngine(EngineOptions(workers=1, lang=(code,)))
+                auto = RapidOcrEngine(EngineOptions(workers=1))
+                errors = {"fixed": 0, "auto": 0}
+                chars = found = within = exact = truths = right = videos = 0
+                notes: list[str] = []
+                for k, font in enumerate(LIBASS_FONTS[code][:fonts]):
+                    if not libass.has_font(font):
+                        notes.append(f"no font {font!r}")
+                        continue
+                    rendered = libass.render(libass_clip(code, font, k, size), Path(tmp))
+                    videos += 1
+                    for name, engine in (("fixed", fixed), ("auto", auto)):
+                        cues = list(vidocr.extract(rendered.video, vidocr.ExtractOptions(), engine=engine)[0])
+                        for t in rendered.cues:
+                            best = max(cues, key=lambda c: min(c.end_ms, t.end_ms) - max(c.start_ms, t.start_ms),
+                                       default=None)
+                            hit = best is not None and min(best.end_ms, t.end_ms) > max(best.start_ms, t.start_ms)
+                            n = len("".join(t.text.split()))
+                            e = edits(best.text, t.text) if best is not None and hit else n
+                            errors[name] += e
+                            if name != "fixed":
+                                continue
+                            chars += n
+                            truths += 1
+                            if best is None or not hit:
+                                notes.append(f"{font}: missed {t.text!r}")
+                                continue
+                            found += 1
+                            off = (rendered.frame_at(best.start_ms) - t.first, rendered.frame_at(best.end_ms) - t.last)
+                            within += max(abs(off[0]), abs(off[1])) <= 1.05
+                            exact += max(abs(off[0]), abs(off[1])) <= 0.05
+                            if e > 0.1 * n:
+                                notes.append(f"{font}: {best.text!r} for {t.text!r}")
+                    chooser = auto._chooser
+                    right += chooser is not None and chooser.decided == PACKS[code]
+                fixed.close()
+                auto.close()
+                cer_fixed, cer_auto = errors["fixed"] / max(1, chars), errors["auto"] / max(1, chars)
+                print(f"{code:6} {size:5} {cer_fixed:10.1%} {cer_auto:9.1%} "
+                      f"{found:4}/{truths:<5} {within:9}/{truths:<5} {exact:3}/{truths:<3} {right:4}/{videos:<3}  "
+                      + "; ".join(notes[:4]), flush=True)
     return 0
+
+
+def real_time() -> int:
+    """The real-time factor of Korean read with Tesseract beside the Chinese/English path (PP-OCR) in one run: two
+    60 s 720p videos with the same 24 cue times, one Korean (NanumGothic), one with bench/speed.py's Chinese and
+    English lines; wall and CPU time, best of 3, as ratios to the Chinese/English video's."""
+    fonts, lines = SCRIPTS["ko"]
+    timing = [(0.5 + 2.5 * i, 2.5 + 2.5 * i) for i in range(24)]
+    zh_en = ["今天天气很好，我们出去走走吧", "I don't think that's a good idea.", "你看那边的山上有很多人",
+             "Wait, what did you just say?", "我也不知道，过去看看就明白了", "It's late, we should go home now.",
+             "走吧，天黑之前一定要回家", "好的"]
+    with tempfile.TemporaryDirectory() as tmp:
+        ko, zh = Path(tmp) / "ko60.mp4", Path(tmp) / "zh60.mp4"
+        render_video(SynthSpec(duration=60, seed=1, cues=tuple(
+            SynthCue(a, b, zh_en[i % len(zh_en)]) for i, (a, b) in enumerate(timing))), zh)
+        saved = synth.FONT_PATH
+        synth.FONT_PATH = fonts[0]
+        synth._font.cache_clear()
+        synth._has_glyph.cache_clear()
+        try:
+            render_video(SynthSpec(duration=60, seed=1, cues=tuple(
+                SynthCue(a, b, lines[i % len(lines)]) for i, (a, b) in enumerate(timing))), ko)
+        finally:
+            synth.FONT_PATH = saved
+            synth._font.cache_clear()
+            synth._has_glyph.cache_clear()
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        print(f"60 s 720p videos, {cores} cores, load average {os.getloadavg()[0]:.1f} at start; CPU s = this "
+              f"process's user+sys; 'idle' = 60 / (CPU s / {cores}): the rate on {cores} otherwise idle cores if the "
+              "work spread over them as it does here")
+        runs: dict[str, list[tuple[float, float]]] = {}
+        cases = [("ko --lang ko", ko, ("ko",)), ("ko auto", ko, ()), ("zh/en auto", zh, ())]
+        for _ in range(3):
+            for name, path, lang in cases:
+                t0, c0 = time.perf_counter(), _cpu()
+                out, _info = vidocr.extract(path, vidocr.ExtractOptions(lang=lang))
+                n = len(list(out))
+                wall, cpu = time.perf_counter() - t0, _cpu() - c0
+                runs.setdefault(name, []).append((wall, cpu))
+                print(f"{name:12}: {n:2} cues, {wall:5.2f} s, {60 / wall:5.1f}x real time, CPU {cpu:5.2f} s "
+                      f"(idle {60 * cores / cpu:5.1f}x)", flush=True)
+        best = {name: (min(w for w, _ in r), min(c for _, c in r)) for name, r in runs.items()}
+        base_wall, base_cpu = best["zh/en auto"]
+        for name, (wall, cpu) in best.items():
+            print(f"best of 3, {name:12}: {60 / wall:5.1f}x real time (wall {wall / base_wall:4.2f}x zh/en's), "
+                  f"CPU {cpu:5.2f} s ({cpu / base_cpu:4.2f}x zh/en's), idle {60 * cores / cpu:5.1f}x")
+    return 0
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":
