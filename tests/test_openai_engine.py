@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -237,3 +238,19 @@ def test_overlong_and_garbage_answers_are_counted_not_raised(servers: list[FakeS
     assert garbage.lines == ()
     stats = eng.stats.snapshot()
     assert (stats["overlong"], stats["loop_cut"], stats["garbage"], stats["requests"]) == (1, 1, 1, 2)
+
+
+def test_lang_hint_is_the_profile_prompt_for_the_language(servers: list[FakeServer], tmp_path: Path) -> None:
+    profile = tmp_path / "with-lang.yaml"
+    profile.write_text("prompts:\n  subtitle: 提取图片中的字幕。\n  lang:\n    ko: 提取图片中的韩文字幕。\n",
+                       encoding="utf-8")
+    fake = FakeServer()
+    servers.append(fake)
+    for lang, prompt in ((("ko",), "提取图片中的韩文字幕。"), (("ru",), "提取图片中的字幕。")):
+        opts = {"base_urls": [fake.url], "timeout": 5, "profile": str(profile)}
+        eng = create_engine("openai", EngineOptions(workers=1, lang=lang, extra=opts))
+        try:
+            eng.recognize(crops(1), Task.SUBTITLE)
+        finally:
+            eng.close()
+        assert fake.bodies[-1]["messages"][1]["content"][1] == {"type": "text", "text": prompt}
