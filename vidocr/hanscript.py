@@ -35,7 +35,7 @@ OPENCC_PACKAGE = "opencc-python-reimplemented==0.1.7"
 def check_script(mode: str) -> str:
     """``mode`` when it is one of SCRIPTS, else a ConfigError naming the parameter."""
     if mode not in SCRIPTS:
-        raise ConfigError(f"script must be one of {', '.join(SCRIPTS)}, not {mode!r}")
+        raise ConfigError(f"{{param}} must be one of {', '.join(SCRIPTS)}, not {mode!r}", param="script")
     return mode
 
 
@@ -64,7 +64,7 @@ def _converter(config: str) -> Any:
     try:
         import opencc
     except ImportError:  # pragma: no cover - a dependency of vidocr
-        raise ConfigError(f"--script needs OpenCC: pip install '{OPENCC_PACKAGE}'") from None
+        raise ConfigError(f"{{param}} needs OpenCC: pip install '{OPENCC_PACKAGE}'", param="script") from None
     return opencc.OpenCC(config)
 
 

@@ -144,9 +144,9 @@ def parse_roi(spec: str, width: int, height: int) -> Box:
     try:
         values = [float(p) for p in parts]
     except ValueError:
-        raise ConfigError(f"--roi must be x,y,w,h numbers, got {spec!r}") from None
+        raise ConfigError(f"{{param}} must be x,y,w,h numbers, got {spec!r}", param="roi") from None
     if len(values) != 4 or any(v < 0 for v in values):
-        raise ConfigError(f"--roi must be four non-negative numbers x,y,w,h, got {spec!r}")
+        raise ConfigError(f"{{param}} must be four non-negative numbers x,y,w,h, got {spec!r}", param="roi")
     fractional = all(v <= 1.0 for v in values) and any("." in p for p in parts)
     if fractional:
         x, y, w, h = values[0] * width, values[1] * height, values[2] * width, values[3] * height
@@ -155,7 +155,7 @@ def parse_roi(spec: str, width: int, height: int) -> Box:
     x0, y0 = max(0, int(round(x))), max(0, int(round(y)))
     x1, y1 = min(width, int(round(x + w))), min(height, int(round(y + h)))
     if x1 - x0 < 8 or y1 - y0 < 8:
-        raise ConfigError(f"--roi {spec!r} leaves no usable area inside the {width}x{height} frame")
+        raise ConfigError(f"{{param}} {spec!r} leaves no usable area inside the {width}x{height} frame", param="roi")
     return Box(x0, y0, x1 - x0, y1 - y0)
 
 
@@ -198,7 +198,9 @@ def find_zones(
     call (the pipeline gives its own, built once per run of videos).
     """
     if mode not in ZONE_MODES:
-        raise ConfigError(f"--zones must be one of {', '.join(ZONE_MODES)} or x,y,w,h;x,y,w,h boxes, got {mode!r}")
+        raise ConfigError(
+            f"{{param}} must be one of {', '.join(ZONE_MODES)} or x,y,w,h;x,y,w,h boxes, got {mode!r}", param="zones"
+        )
     info = source.info
     width, height = info.width, info.height
     scale = analysis_scale(width)
