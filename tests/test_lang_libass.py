@@ -8,9 +8,8 @@ text 43 px high with a black outline, the size of a 720p release's subtitles). T
 lines per script at this text size (README, languages): ko 0.0%, ru 0.0%, ar 6.6%, th 0.8%, hi 0.2%, and these
 clips read at 0% (ar 2.4%), so a bound is missed by a regression, not by noise. Smaller text (27 px, a 360p
 release) reads worse and the zone finder misses some such videos whole: the bench prints it, these tests do not
-cover it. One
-Arabic clip of this size over another generated picture (99) gives no cue (the zone finder picks a band above the
-subtitles): reported, not hidden by these clips, which share one picture across scripts.
+cover it. One Arabic clip of this size over another generated picture (99) gives no cue (the zone finder picks a
+band above the subtitles): reported, not hidden by these clips, which share one picture across scripts.
 
 Needs ``vidocr[tesseract]``, the Debian packs tesseract-ocr-kor/-rus/-ara/-tha/-hin, FFmpeg with libass and the fonts
 below (scripts/install_test_extras.py installs them as root on Debian); without them these tests skip, except on
