@@ -197,3 +197,29 @@ def test_a_short_subtitle_beside_a_busy_still_picture_starts_and_ends_at_its_fra
     assert 8 in edges and 18 in edges, edges
     oh = next(seg for seg in starts if seg.start.pts == 8)
     assert oh.has_text and oh.end is not None and oh.end.pts == 18
+
+
+def sign_and(text: str | None) -> np.ndarray:
+    """A band with a still sign in the picture on its upper rows, and optionally a subtitle below it."""
+    img = Image.new("L", (WIDTH, HEIGHT), 90)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT_PATH), 28)
+    draw.rectangle((500, 4, 780, 44), fill=20)
+    draw.text((520, 8), "CITY LIBRARY", font=font, fill=235)
+    if text:
+        big = ImageFont.truetype(str(FONT_PATH), FONT)
+        w = draw.textlength(text, font=big)
+        draw.text(((WIDTH - w) / 2, TEXT_TOP + 20), text, font=big, fill=240, stroke_width=3, stroke_fill=0)
+    return np.asarray(img)
+
+
+def test_a_read_of_a_subtitle_appearing_beside_a_still_sign_is_no_repeat_of_the_signs_read() -> None:
+    # The pipeline re-reads only the previous read's boxes when a new segment shares its mask (cheap when it
+    # is the same text); a subtitle line on rows where that read had none would never be detected then.
+    frames = [sign_and(None)] * 8 + [sign_and("Where were you last night?")] * 10
+    scale = analysis_scale(WIDTH)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    reads = []
+    for i, luma in enumerate(frames):
+        reads += [e for e in det.push(Timestamp(i, TB), edge_mask(luma, scale)) if isinstance(e, ReadRequest)]
+    assert [r.ts.pts for r in reads] == [0, 9] and reads[1].grown, [(r.ts.pts, r.grown) for r in reads]

@@ -116,7 +116,8 @@ class ReadRequest:
     split_at: Timestamp
     reason: ReadReason
     lines: tuple[TextLine, ...] = ()
-    #: A line reaches past the lines of the previous read (words were added): not a mere repeat of it.
+    #: A line reaches past the lines of the previous read (words were added), or is on rows where that read
+    #: had none (a line was added): not a mere repeat of it.
     grown: bool = False
 
 
@@ -419,7 +420,7 @@ class BandChangeDetector:
         seg = self._segment
         assert seg is not None
         self._track = _ReadTrack(last_read_s=ts.seconds)
-        grown = grew(self._read_lines, self._lines)
+        grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown)
 
@@ -481,6 +482,14 @@ def centred_similarity(
                 continue
             worst = min(worst, overlap(own, cv2.dilate(other[y0:y1, x0:x1], _KERNEL3)))
     return worst
+
+
+def added(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:
+    """A line of ``now`` is on rows where ``before`` had none (a subtitle line appeared beside text that
+    stays, such as a sign): a read of ``before``'s boxes alone would miss it."""
+    return any(
+        not any(min(ln.y1, b.y1) - max(ln.y0, b.y0) >= 0.5 * min(ln.height, b.height) for b in before) for ln in now
+    )
 
 
 def grew(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:

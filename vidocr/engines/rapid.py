@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 import numpy as np
 
 from vidocr.engines import EngineOptions
-from vidocr.engines.ppocr import PpOcr, PpOcrConfig
+from vidocr.engines.ppocr import Piece, PpOcr, PpOcrConfig
 from vidocr.errors import EngineError
 from vidocr.langs import (
     SCRIPTS,
@@ -66,19 +66,25 @@ def build_ocr(options: EngineOptions | None = None) -> PpOcr:
 
 def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
     """Detect and recognise one BGR band crop and rebuild lines from its boxes."""
-    found = ocr.read(image)
-    limit = ocr.config.det_limit_side
-    if not found and image.shape[1] > limit:
-        # Nothing found in a band the text mask says holds text lines: the detector sees a wide band
-        # shrunk to its input size, where a short small word ("Oh.") is a few pixels high. Look again
-        # nearer full resolution (only blank reads pay for it).
-        found = ocr.read(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT))
+    cfg = ocr.config
+    found = [p for p in read_all_again(ocr, image) if p[1].strip() and p[2] >= cfg.text_score]
     pieces = []
     for quad, text, score in found:
         x0, y0 = quad.min(axis=0)
         x1, y1 = quad.max(axis=0)
         pieces.append((float(x0), float(y0), float(x1), float(y1), text.strip(), score))
     return OcrResult(lines=tuple(group_lines(pieces)))
+
+
+def read_all_again(ocr: PpOcr, image: np.ndarray) -> list[Piece]:
+    """``ocr.read_all(image)``, and when that finds no line it is sure of in a band wider than the detector's
+    input, again with the detector nearer full resolution: shrunk to its input size, a short small word
+    ("Oh.") in a wide band is a few pixels high. Only reads that find nothing pay for the second look."""
+    found = ocr.read_all(image)
+    cfg = ocr.config
+    if image.shape[1] > cfg.det_limit_side and not any(p[1].strip() and p[2] >= cfg.text_score for p in found):
+        found = ocr.read_all(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT))
+    return found
 
 
 def reread_band(
@@ -273,7 +279,7 @@ class ScriptChooser:
         if decided is not None:
             return read_band_tesseract(self._ocr, self.final(decided), image)
         lines = []  # (box, vote, PP-OCR's text and score, the voted pack's text and confidence, crop)
-        for quad, text, score in self._ocr.read_all(image):
+        for quad, text, score in read_all_again(self._ocr, image):
             x0, y0 = quad.min(axis=0)
             x1, y1 = quad.max(axis=0)
             box = (float(x0), float(y0), float(x1), float(y1))
