@@ -141,8 +141,8 @@ SPECS: dict[str, Clip] = {
 #: Classes vidocr does not get right yet, with what came out when last measured (frames of the clip): not collected
 #: as tests. ``python bench/libass_classes.py`` says when one passes: then remove it here, and it is tested.
 KNOWN_FAILING: dict[str, str] = {
-    "short-cjk-alone": "no cue (truth 8-16 '嗯', 28-43 '好。'); after an ordinary line (short-cjk) both are exact",
-    "print-signs": "one cue 0-84 'CITY LIBRARY' (a light-on-dark sign, still, above the band) and neither subtitle",
+    "print-signs": "the still, centred, light-on-dark sign 'CITY LIBRARY' above the band is read as a cue of its own "
+                   "(0-8) and as a line of both subtitles (whose text is exact)",
     "print-page": "no cue: the page of print reaches into the band behind the subtitles",
 }
 CLASSES: tuple[str, ...] = tuple(name for name in SPECS if name not in KNOWN_FAILING)

@@ -107,3 +107,30 @@ def test_a_band_tall_from_picture_detail_shrinks_to_the_subtitle_rows() -> None:
     # No centred text read in the rows: the run stays as it is.
     blank = [np.full((360, 640), 80, np.uint8) for _ in images]
     assert _subtitle_rows(read, (150, 340), blank, sampled) == (150, 340)
+
+
+def test_a_strongest_band_that_reads_as_no_text_gives_way_to_one_that_does() -> None:
+    # A panning picture full of bright strokes outvotes short subtitles ("嗯", "Oh.") many times over; where the
+    # votes are in doubt, OCR checks the strongest band, and a weaker one that reads as text takes its place.
+    from vidocr.region import ZoneWeights, _readable_first
+    from vidocr.textmask import TextLine
+    from vidocr.types import Box, OcrLine, OcrResult
+
+    image = np.full((100, 64), 20, np.uint8)
+    image[60:90] = 200  # where the subtitles are, the fake reader reads text
+    images = [image] * 4
+    sampled = [(np.zeros((100, 64), np.uint8), [TextLine(0, 10, 50, 16, 3), TextLine(10, 70, 40, 80, 3)])] * 4
+    votes = np.zeros(100)
+    votes[10:16], votes[70:80] = 3.0, 0.5  # the subtitle run is under the second-zone share of the peak
+
+    def read(crop: np.ndarray) -> OcrResult:
+        if crop.mean() < 100:
+            return OcrResult()
+        return OcrResult(lines=(OcrLine("Oh. OK.", 0.95, Box(0, crop.shape[0] // 2 - 5, 20, 10)),))
+
+    weights = ZoneWeights()
+    assert _readable_first(read, [(10, 16)], votes, 6, images, sampled, weights) == [(70, 80)]
+    # No band reads as text: none (the caller falls back to the default band).
+    assert _readable_first(lambda crop: OcrResult(), [(10, 16)], votes, 6, images, sampled, weights) == []
+    # A strongest band that reads is kept as it is.
+    assert _readable_first(read, [(70, 80)], votes, 6, images, sampled, weights) == [(70, 80)]

@@ -118,6 +118,9 @@ class ZoneWeights:
         digits reach these.
     centre_margin, centre_margin_lines: a line read in a tall run is a subtitle line when its centre is within
         ``centre_margin`` of the band's width plus ``centre_margin_lines`` of its own height of the middle.
+    fallback_share, fallback_runs: where the strongest run is in doubt (several candidates, or colour masks) and
+        OCR reads no text in it, up to ``fallback_runs`` weaker runs with at least ``fallback_share`` of the
+        peak vote are tried in turn; none reading as text gives the default band.
     """
 
     centre_floor: float = 0.15
@@ -133,6 +136,8 @@ class ZoneWeights:
     read_chars: int = 2
     centre_margin: float = 0.05
     centre_margin_lines: float = 0.15
+    fallback_share: float = 0.1
+    fallback_runs: int = 6
 
 
 _WEIGHTS = ZoneWeights()
@@ -230,6 +235,11 @@ def find_zones(
     if any(_tall(run, found, weights) for run in runs):
         runs = [_subtitle_rows(read, run, images, sampled, weights) if _tall(run, found, weights) else run
                 for run in runs]
+    if mode in ("auto", "bottom") and (colour or len(runs) > 1):
+        runs = _readable_first(read, runs, votes, median_h, images, sampled, weights)
+        if not runs:  # no band reads as text: the votes were picture detail
+            defaults = [_default_zone(name, width, height, len(sampled), static_boxes) for name in _default_names(mode)]
+            return [replace(zone, colour=colour) for zone in defaults]
     zones: list[Region] = []
     if mode in ("top", "top,bottom"):
         upper = [r for r in runs if (r[0] + r[1]) / 2 < rows * 0.5]
@@ -315,6 +325,29 @@ def _static_mask(sampled: list[tuple[np.ndarray, list[TextLine]]], span: float) 
         return np.zeros(0, np.uint8)
     presence = np.sum([m for m, _ in sampled], axis=0, dtype=np.int32)
     return np.asarray(presence >= STATIC_SHARE * len(sampled), dtype=np.uint8)
+
+
+def _readable_first(
+    read: BandReader,
+    runs: list[tuple[int, int]],
+    votes: np.ndarray,
+    line_h: int,
+    images: list[np.ndarray],
+    sampled: list[tuple[np.ndarray, list[TextLine]]],
+    weights: ZoneWeights,
+) -> list[tuple[int, int]]:
+    """``runs`` with the strongest one checked by OCR where the votes are in doubt (several candidates, or text
+    only colour masks see): when it reads as no text, the strongest of the weaker runs (down to
+    ``weights.fallback_share`` of the peak vote) that does takes its place; none when no run reads as text.
+    A panning picture full of bright strokes can outvote short subtitles ("嗯", "Oh.") many times over."""
+    if _reads_as_text(read, runs[0], images, sampled, weights):
+        return runs
+    more = _runs(votes, line_h, weights.fallback_runs, replace(weights, second_zone_share=weights.fallback_share))
+    for run in more:
+        if run == runs[0] or not _reads_as_text(read, run, images, sampled, weights):
+            continue
+        return [run] + [r for r in runs[1:] if r[1] <= run[0] - line_h or r[0] >= run[1] + line_h]
+    return []
 
 
 def _reads_as_text(
