@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ pytest.importorskip("vllm")
 pytest.importorskip("transformers.models.hunyuan_vl")
 
 from hunyuan_testutil import band_crops, confident_model, vllm_env  # noqa: E402
+from support.net import free_port
 
 from vidocr.engines import EngineOptions, create_engine  # noqa: E402
 from vidocr.engines.openai_client import OpenAIEngine  # noqa: E402
@@ -43,12 +43,6 @@ class Server:
     url: str
     log: Path
     model: Path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
+from support.net import free_port
 
 from vidocr.engines import EngineOptions, create_engine
 from vidocr.engines.openai_client import OpenAIEngine
@@ -95,12 +95,6 @@ def servers() -> Iterator[list[FakeServer]]:
     yield made
     for s in made:
         s.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def engine(urls: list[str], **extra: Any) -> OpenAIEngine:

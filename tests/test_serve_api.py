@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,8 @@ pytest.importorskip("fastapi")
 pytest_plugins = ["support.serve_fixtures"]
 
 from fastapi.testclient import TestClient  # noqa: E402
+from support.net import free_port  # noqa: E402
+from support.serve_fixtures import copy_index, copy_library  # noqa: E402
 from support.synth import read_srt  # noqa: E402
 
 from vidocr.serve.app import create_app  # noqa: E402
@@ -157,26 +158,8 @@ def test_stream_answers_range_requests(serve_client: TestClient, serve_library: 
 
 @pytest.fixture()
 def own_library(serve_library: Library, tmp_path: Path) -> Library:
-    """A copy of the library and its index that a test may change (edits, exports, jobs): the index file is
-    copied and its video paths moved to the copy (no second extraction)."""
-    from vidocr.index.db import open_index, transaction
-
-    root = tmp_path / "library"
-    shutil.copytree(serve_library.root, root)
-    db = tmp_path / "index.sqlite"
-    src, dst = sqlite3.connect(serve_library.db), sqlite3.connect(db)
-    src.backup(dst)  # the WAL's pages too
-    src.close()
-    dst.close()
-    conn = open_index(db)
-    try:
-        old = str(serve_library.root) + "/"
-        with transaction(conn):
-            conn.execute("UPDATE videos SET path = ? || substr(path, ?) WHERE substr(path, 1, ?) = ?",
-                         (str(root) + "/", len(old) + 1, len(old), old))
-    finally:
-        conn.close()
-    return type(serve_library)(root, db, serve_library.truth, serve_library.outside)
+    """A copy of the library and its index that a test may change (edits, exports, jobs)."""
+    return copy_library(serve_library, tmp_path)
 
 
 def test_edits_are_revisions_that_win_and_survive_re_extraction(own_library: Library) -> None:
@@ -389,19 +372,13 @@ def test_health_metrics_and_openapi(serve_client: TestClient) -> None:
 def test_vidocr_serve_runs_as_a_process_and_stops_on_sigterm(serve_library: Library, tmp_path: Path) -> None:
     import os
     import signal
-    import socket
     import subprocess
     import sys
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     db = tmp_path / "index.sqlite"
-    src, dst = sqlite3.connect(serve_library.db), sqlite3.connect(db)
-    src.backup(dst)
-    src.close()
-    dst.close()
+    copy_index(serve_library.db, db)
     proc = subprocess.Popen([sys.executable, "-m", "vidocr", "serve", str(serve_library.root), "--db", str(db),
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -454,19 +431,13 @@ def test_jobs_queued_by_serve_are_run_by_a_watch_daemon_holding_the_queue(own_li
 def test_several_server_processes_share_one_port_and_the_media_tokens(serve_library: Library, tmp_path: Path) -> None:
     import os
     import signal
-    import socket
     import subprocess
     import sys
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     db = tmp_path / "index.sqlite"
-    src, dst = sqlite3.connect(serve_library.db), sqlite3.connect(db)
-    src.backup(dst)
-    src.close()
-    dst.close()
+    copy_index(serve_library.db, db)
     proc = subprocess.Popen([sys.executable, "-m", "vidocr", "serve", str(serve_library.root), "--db", str(db),
                              "--port", str(port), "--processes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})

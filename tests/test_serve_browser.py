@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest_plugins = ["support.serve_fixtures"]
 
+from support.net import free_port  # noqa: E402
 from support.synth import read_srt  # noqa: E402
 
 if TYPE_CHECKING:
@@ -50,9 +50,7 @@ def server(serve_library: Library, tmp_path_factory: pytest.TempPathFactory) -> 
     with Extractor() as extractor:
         build_index(db, [root], BuildOptions(extract=extractor, lang="en"))
     library = type(serve_library)(root, db, serve_library.truth, serve_library.outside)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     app = create_app(library.settings(port=port))
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, access_log=False, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)

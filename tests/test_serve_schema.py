@@ -3,8 +3,6 @@ every operation (valid and not), and no answer is a 5xx."""
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -14,6 +12,7 @@ pytest_plugins = ["support.serve_fixtures"]
 
 import schemathesis  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
+from support.serve_fixtures import copy_library  # noqa: E402
 
 if TYPE_CHECKING:
     from support.serve_fixtures import Library
@@ -22,26 +21,10 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="module")
 def api_schema(serve_library: Library, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The spec of an app over a private copy of the library (generated requests save edits and export)."""
-    from vidocr.index.db import open_index, transaction
     from vidocr.serve.app import create_app
 
-    base = tmp_path_factory.mktemp("schema")
-    root = base / "library"
-    shutil.copytree(serve_library.root, root)
-    db = base / "index.sqlite"
-    src, dst = sqlite3.connect(serve_library.db), sqlite3.connect(db)
-    src.backup(dst)
-    src.close()
-    dst.close()
-    conn = open_index(db)
-    try:
-        old = str(serve_library.root) + "/"
-        with transaction(conn):
-            conn.execute("UPDATE videos SET path = ? || substr(path, ?) WHERE substr(path, 1, ?) = ?",
-                         (str(root) + "/", len(old) + 1, len(old), old))
-    finally:
-        conn.close()
-    app = create_app(type(serve_library)(root, db, {}, serve_library.outside).settings(max_upload_bytes=100_000))
+    library = copy_library(serve_library, tmp_path_factory.mktemp("schema"))
+    app = create_app(library.settings(max_upload_bytes=100_000))
     return schemathesis.openapi.from_asgi("/api/v1/openapi.json", app)
 
 

@@ -181,16 +181,22 @@ def test_revoking_takes_effect_at_once_with_its_media_tokens(guarded: dict[str, 
     assert client.get(f"/api/v1/videos/{vid}/stream", params={"token": token}).status_code == 401
 
 
-def test_a_key_created_while_the_server_runs_is_required_at_once(serve_library: Library, tmp_path: Path) -> None:
-    import time
-
-    db = tmp_path / "index.sqlite"
-    shutil.copy(serve_library.db, db)
+def keyless_index(library: Library, folder: Path) -> Path:
+    """A copy of the library's index in ``folder`` without any API key."""
+    db = folder / "index.sqlite"
+    shutil.copy(library.db, db)
     conn = open_index(db)
     try:
         conn.execute("DELETE FROM api_keys")
     finally:
         conn.close()
+    return db
+
+
+def test_a_key_created_while_the_server_runs_is_required_at_once(serve_library: Library, tmp_path: Path) -> None:
+    import time
+
+    db = keyless_index(serve_library, tmp_path)
     with TestClient(create_app(serve_library.settings(db=db))) as client:
         assert client.get("/api/v1/videos").status_code == 200  # loopback without keys: open
         conn = open_index(db)
@@ -292,13 +298,7 @@ def test_logs_never_hold_keys_or_tokens(guarded: dict[str, Any], caplog: pytest.
 
 
 def test_listening_beyond_loopback_needs_keys(serve_library: Library, tmp_path: Path) -> None:
-    lonely = tmp_path / "index.sqlite"
-    shutil.copy(serve_library.db, lonely)
-    conn = open_index(lonely)
-    try:
-        conn.execute("DELETE FROM api_keys")
-    finally:
-        conn.close()
+    lonely = keyless_index(serve_library, tmp_path)
     with pytest.raises(ConfigError, match="without API keys"):
         create_app(serve_library.settings(db=lonely, host="0.0.0.0"))
     with pytest.raises(ConfigError, match="without API keys"):

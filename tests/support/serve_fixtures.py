@@ -5,6 +5,7 @@ real extraction (RapidOCR), and helpers to start an app over it."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +41,36 @@ class Library:
 
         base = ServeSettings(roots=(self.root,), db=self.db, worker=False)
         return replace(base, **kw)
+
+
+def copy_index(src: Path, dst: Path) -> None:
+    """Copy a SQLite index with SQLite's backup (the WAL's pages too)."""
+    source, target = sqlite3.connect(src), sqlite3.connect(dst)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
+def copy_library(library: Library, base: Path) -> Library:
+    """A copy of ``library`` under ``base`` that a test may change (edits, exports, jobs): the index is copied and
+    its video paths moved to the copy (no second extraction)."""
+    from vidocr.index.db import open_index, transaction
+
+    root = base / "library"
+    shutil.copytree(library.root, root)
+    db = base / "index.sqlite"
+    copy_index(library.db, db)
+    conn = open_index(db)
+    try:
+        old = str(library.root) + "/"
+        with transaction(conn):
+            conn.execute("UPDATE videos SET path = ? || substr(path, ?) WHERE substr(path, 1, ?) = ?",
+                         (str(root) + "/", len(old) + 1, len(old), old))
+    finally:
+        conn.close()
+    return replace(library, root=root, db=db)
 
 
 @pytest.fixture(scope="session")
