@@ -487,22 +487,25 @@ def centred_similarity(
 def added(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:
     """A line of ``now`` is on rows where ``before`` had none (a subtitle line appeared beside text that
     stays, such as a sign): a read of ``before``'s boxes alone would miss it."""
-    return any(
-        not any(min(ln.y1, b.y1) - max(ln.y0, b.y0) >= 0.5 * min(ln.height, b.height) for b in before) for ln in now
-    )
+    return any(not any(_same_rows(ln, b) for b in before) for ln in now)
 
 
 def grew(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:
     """A line of ``now`` reaches at least 0.8 line heights (about a glyph) past the lines of ``before`` on
     its rows. Lines on other rows are left to the mask similarity (a new line changes it a lot)."""
     for ln in now:
-        row = [b for b in before if min(ln.y1, b.y1) - max(ln.y0, b.y0) >= 0.5 * min(ln.height, b.height)]
+        row = [b for b in before if _same_rows(ln, b)]
         if not row:
             continue
         reach = 0.8 * max(b.height for b in row)
         if ln.x0 < min(b.x0 for b in row) - reach or ln.x1 > max(b.x1 for b in row) + reach:
             return True
     return False
+
+
+def _same_rows(a: TextLine, b: TextLine) -> bool:
+    """Two lines share at least half the height of the smaller one."""
+    return min(a.y1, b.y1) - max(a.y0, b.y0) >= 0.5 * min(a.height, b.height)
 
 
 class SceneCuts:

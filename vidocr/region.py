@@ -235,8 +235,9 @@ def find_zones(
     if any(_tall(run, found, weights) for run in runs):
         runs = [_subtitle_rows(read, run, images, sampled, weights) if _tall(run, found, weights) else run
                 for run in runs]
+    seen: dict[tuple[int, int, int], OcrResult] = {}  # each band sample is read once, whichever checks ask
     if mode in ("auto", "bottom") and (colour or len(runs) > 1):
-        runs = _readable_first(read, runs, votes, median_h, images, sampled, weights)
+        runs = _readable_first(read, runs, votes, median_h, images, sampled, weights, seen)
         if not runs:  # no band reads as text: the votes were picture detail
             defaults = [_default_zone(name, width, height, len(sampled), static_boxes) for name in _default_names(mode)]
             return [replace(zone, colour=colour) for zone in defaults]
@@ -255,9 +256,9 @@ def find_zones(
         if len(runs) > 1:
             # Print in the picture (a book page, a letter) reads as text too; once the strongest zone's
             # subtitles show light, outlined glyphs, a zone of dark print only is not a subtitle zone.
-            light = _reads_as_text(read, runs[0], images, sampled, weights, light_only=True)
+            light = _reads_as_text(read, runs[0], images, sampled, weights, light_only=True, seen=seen)
             runs = runs[:1] + [
-                r for r in runs[1:] if _reads_as_text(read, r, images, sampled, weights, light_only=light)
+                r for r in runs[1:] if _reads_as_text(read, r, images, sampled, weights, light_only=light, seen=seen)
             ]
         zones = [_zone(r, found, scale, width, height, len(sampled), static_boxes) for r in runs]
     return [replace(zone, colour=colour) for zone in _merge_overlapping(zones)]
@@ -335,16 +336,17 @@ def _readable_first(
     images: list[np.ndarray],
     sampled: list[tuple[np.ndarray, list[TextLine]]],
     weights: ZoneWeights,
+    seen: dict[tuple[int, int, int], OcrResult] | None = None,
 ) -> list[tuple[int, int]]:
     """``runs`` with the strongest one checked by OCR where the votes are in doubt (several candidates, or text
     only colour masks see): when it reads as no text, the strongest of the weaker runs (down to
     ``weights.fallback_share`` of the peak vote) that does takes its place; none when no run reads as text.
     A panning picture full of bright strokes can outvote short subtitles ("嗯", "Oh.") many times over."""
-    if _reads_as_text(read, runs[0], images, sampled, weights):
+    if _reads_as_text(read, runs[0], images, sampled, weights, seen=seen):
         return runs
     more = _runs(votes, line_h, weights.fallback_runs, replace(weights, second_zone_share=weights.fallback_share))
     for run in more:
-        if run == runs[0] or not _reads_as_text(read, run, images, sampled, weights):
+        if run == runs[0] or not _reads_as_text(read, run, images, sampled, weights, seen=seen):
             continue
         return [run] + [r for r in runs[1:] if r[1] <= run[0] - line_h or r[0] >= run[1] + line_h]
     return []
@@ -358,12 +360,15 @@ def _reads_as_text(
     weights: ZoneWeights = _WEIGHTS,
     tries: int = 4,
     light_only: bool = False,
+    seen: dict[tuple[int, int, int], OcrResult] | None = None,
 ) -> bool:
     """OCR a few samples whose lines fall in ``run``: text in two of them? With ``light_only``, only lines of
-    light, outlined glyphs count (not print: see vidocr.layout.glyph_fill)."""
+    light, outlined glyphs count (not print: see vidocr.layout.glyph_fill). ``seen``: reads already made by a
+    check of the same run (sample, first and end row -> result), so that a second check reads nothing again."""
     from vidocr.layout import PRINT_FILL_MAX, with_fill
     from vidocr.textnorm import comparable
 
+    seen = {} if seen is None else seen
     lo, hi = run
     picks = _spread(run, sampled, tries)
     if not picks:
@@ -373,7 +378,10 @@ def _reads_as_text(
     for i in picks:
         top = max(0, lo - margin)
         crop = images[i][top : hi + margin]
-        result = read(cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
+        key = (i, top, hi + margin)
+        if key not in seen:
+            seen[key] = read(cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR))
+        result = seen[key]
         if light_only:
             result = with_fill(result, crop)
             result = replace(result, lines=tuple(ln for ln in result.lines if (ln.fill or 0.0) > PRINT_FILL_MAX))

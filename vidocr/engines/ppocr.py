@@ -88,15 +88,17 @@ class PpOcr:
         self.characters = ["", *characters, " "]
 
     # -- full read ------------------------------------------------------------------------------
-    def read(self, image: np.ndarray, det_limit: int | None = None) -> list[Piece]:
-        """Detect and recognise the text boxes of a BGR image, top to bottom, left to right.
-        ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
-        cfg = self.config
-        pieces = self.read_all(image, det_limit)
-        return [piece for piece in pieces if piece[1].strip() and piece[2] >= cfg.text_score]
+    def read(self, image: np.ndarray) -> list[Piece]:
+        """Detect and recognise the text boxes of a BGR image, top to bottom, left to right."""
+        return [piece for piece in self.read_all(image) if self.kept(piece)]
+
+    def kept(self, piece: Piece) -> bool:
+        """Whether :meth:`read` keeps a piece: some text, recognised at least ``config.text_score`` sure."""
+        return bool(piece[1].strip()) and piece[2] >= self.config.text_score
 
     def read_all(self, image: np.ndarray, det_limit: int | None = None) -> list[Piece]:
-        """:meth:`read` without dropping empty or unsure lines (a script probe looks at those too)."""
+        """:meth:`read` without dropping empty or unsure lines (a script probe looks at those too).
+        ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
         img, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit)

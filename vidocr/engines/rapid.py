@@ -66,10 +66,8 @@ def build_ocr(options: EngineOptions | None = None) -> PpOcr:
 
 def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
     """Detect and recognise one BGR band crop and rebuild lines from its boxes."""
-    cfg = ocr.config
-    found = [p for p in read_all_again(ocr, image) if p[1].strip() and p[2] >= cfg.text_score]
     pieces = []
-    for quad, text, score in found:
+    for quad, text, score in filter(ocr.kept, read_all_again(ocr, image)):
         x0, y0 = quad.min(axis=0)
         x1, y1 = quad.max(axis=0)
         pieces.append((float(x0), float(y0), float(x1), float(y1), text.strip(), score))
@@ -81,8 +79,7 @@ def read_all_again(ocr: PpOcr, image: np.ndarray) -> list[Piece]:
     input, again with the detector nearer full resolution: shrunk to its input size, a short small word
     ("Oh.") in a wide band is a few pixels high. Only reads that find nothing pay for the second look."""
     found = ocr.read_all(image)
-    cfg = ocr.config
-    if image.shape[1] > cfg.det_limit_side and not any(p[1].strip() and p[2] >= cfg.text_score for p in found):
+    if image.shape[1] > ocr.config.det_limit_side and not any(map(ocr.kept, found)):
         found = ocr.read_all(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT))
     return found
 
