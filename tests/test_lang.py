@@ -246,3 +246,45 @@ def test_every_extracting_command_says_what_lang_does(command: list[str], capsys
     text = " ".join(capsys.readouterr().out.split())
     assert "which choose the recogniser: auto" in text and "Tesseract the others" in text, text
     assert ("stored on the index tracks" in text) == (command != ["extract"])
+
+
+def test_index_build_and_watch_take_a_lang_list_as_extract_does(tmp_path: Path) -> None:
+    from vidocr._cli import build_parser
+    from vidocr._cli.config import apply_config
+    from vidocr._cli.options import extract_options_from_args, stored_lang
+    from vidocr._cli.watch import watch_options_from_args
+
+    config = tmp_path / "c.yaml"
+    config.write_text("lang: [ko, RU]\n")
+    commands = (["extract", "v.mp4"], ["index", "build", "lib"], ["watch", str(tmp_path)])
+    ways = (["--lang", "ko", "--lang", "ru"], ["--lang", "ko,ru"], ["--lang", "ko, RU"], ["--config", str(config)])
+    for command in commands:
+        for way in ways:
+            argv = [*command, *way]
+            parser = build_parser()
+            apply_config(parser, argv, command[0])
+            args = parser.parse_args(argv)
+            assert extract_options_from_args(args).lang == ("ko", "ru"), argv
+            if command[0] == "watch":
+                assert watch_options_from_args(args).lang == "ko,ru"
+        parser = build_parser()
+        args = parser.parse_args([*command, "--lang", "auto"])
+        assert extract_options_from_args(args).lang == () and stored_lang(()) is None
+    with pytest.raises(ConfigError, match="unknown language"):
+        extract_options_from_args(build_parser().parse_args(["index", "build", "lib", "--lang", "ko,xx"]))
+
+
+def test_index_build_stores_the_lang_list_on_its_tracks(samples: Path, tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(samples / "short_cue.mp4", lib / "a.mp4")
+    db = tmp_path / "i.sqlite"
+    assert main(["index", "build", str(lib), "--db", str(db), "-q", "--lang", "en", "--lang", "FR"]) == 0
+    with sqlite3.connect(db) as conn:
+        assert {row[0] for row in conn.execute("SELECT lang FROM tracks")} == {"en,fr"}
+    assert main(["index", "build", str(lib), "--db", str(db), "-q", "--force"]) == 0  # auto: no language known
+    with sqlite3.connect(db) as conn:
+        assert {row[0] for row in conn.execute("SELECT lang FROM tracks")} == {None}

@@ -8,7 +8,14 @@ import sys
 from typing import Any
 
 from vidocr._cli.errors import exit_codes_epilog
-from vidocr._cli.options import DB_DEFAULT_HELP, add_extract_options, db_path, extract_options_from_args
+from vidocr._cli.options import (
+    DB_DEFAULT_HELP,
+    add_extract_options,
+    db_path,
+    extract_options_from_args,
+    lang_stored_help,
+    stored_lang,
+)
 from vidocr._cli.ray import add_ray_options, ray_extractor, wants_ray
 from vidocr.errors import display_path, one_line
 
@@ -31,7 +38,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     build.add_argument("paths", nargs="+", metavar="LIBRARY", help="video files, folders (recursive) or globs")
     build.add_argument("--config", help="YAML file with option defaults (top-level keys and an `index:` section)")
     build.add_argument("--db", help=db_help + "; created if missing")
-    build.add_argument("--lang", help="language of the burned-in subtitles, stored for --lang searches")
     build.add_argument("--prune", action="store_true", help="remove videos that no longer exist in these libraries")
     build.add_argument("--sidecars", action="store_true", help="also import .srt/.vtt/.ass files next to videos")
     build.add_argument("--retry-failed", action="store_true", help="retry videos that failed before, even unchanged")
@@ -41,6 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     build.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     build.add_argument("-v", "--verbose", action="store_true", help="log details")
     add_extract_options(build, outputs=False)
+    lang_stored_help(build)
     add_ray_options(build)
 
     status = index_sub.add_parser("status", help="counts, size and the videos that failed (with reasons)",
@@ -65,7 +72,7 @@ def _build(args: argparse.Namespace) -> int:
     options = BuildOptions(
         extract=extractor,
         engine=args.engine,
-        lang=args.lang,
+        lang=stored_lang(extract_options.lang),
         translation_lang=args.translate,
         prune=args.prune,
         sidecars=args.sidecars,

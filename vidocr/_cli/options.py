@@ -98,11 +98,7 @@ def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> 
                    help="OCR threads (rapidocr) or concurrent server requests (default: CPU cores)")
     g.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
     g.add_argument("--task", choices=["subtitle", "text"], default="subtitle", help="what the engine reads")
-    declared = p._option_string_actions.get("--lang")
-    if declared is None:
-        g.add_argument("--lang", action=_Accumulate, metavar="LANG", help=LANG_HELP + "; repeat or comma-separate")
-    else:  # index build and watch declare it themselves (one value, also stored on the index tracks)
-        declared.help = LANG_HELP + "; comma-separate several; also stored on the index tracks (search --lang)"
+    g.add_argument("--lang", action=_Accumulate, metavar="LANG", help=LANG_HELP + "; repeat or comma-separate")
     g.add_argument("--script", choices=["auto", "simplified", "traditional", "keep"], default="auto",
                    help="Chinese output script: auto (default: the video's own; a stray variant form the recogniser "
                         "returned, such as 別 in a simplified line, is converted), simplified, traditional, or keep "
@@ -172,6 +168,18 @@ def check_zones(spec: str) -> str:
     for box in boxes:
         check_box(box, "--zones")
     return mode
+
+
+def lang_stored_help(p: argparse.ArgumentParser) -> None:
+    """``index build`` and ``watch``: --lang (declared by add_extract_options, as extract has it) is also stored."""
+    p._option_string_actions["--lang"].help = LANG_HELP + (
+        "; repeat or comma-separate; also stored on the index tracks (search --lang): the codes as given, "
+        "normalised, comma-separated; none with auto")
+
+
+def stored_lang(langs: Sequence[str]) -> str | None:
+    """The track language an index records for ``--lang`` (normalised codes, comma-separated; None: auto)."""
+    return ",".join(langs) or None
 
 
 def extract_options_from_args(args: argparse.Namespace) -> Any:

@@ -18,7 +18,9 @@ from vidocr._cli.options import (
     extract_options_from_args,
     index_path,
     jobs_db_path,
+    lang_stored_help,
     parse_format_args,
+    stored_lang,
 )
 from vidocr._cli.ray import add_ray_options, ray_extractor, wants_ray
 from vidocr.errors import ConfigError, InputError
@@ -37,7 +39,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     w.add_argument("--db", help=f"search index to keep up to date (SQLite; created if missing; default: "
                                 f"{DB_DEFAULT_HELP}; none with only --jobs-db)")
     w.add_argument("--jobs-db", help="job queue file (default: <db>.jobs)")
-    w.add_argument("--lang", help="language of the burned-in subtitles, stored on index tracks")
     w.add_argument("--settle", type=float, default=5.0, metavar="SECONDS",
                    help="a file is ready once its size and mtime stay unchanged this long (default: 5)")
     w.add_argument("--rescan", type=float, default=60.0, metavar="SECONDS",
@@ -54,6 +55,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     w.add_argument("-v", "--verbose", action="store_true", help="log details")
     w.add_argument("--json", action="store_true", help="log JSON lines (one object per event) instead of text")
     add_extract_options(w)
+    lang_stored_help(w)
     add_ray_options(w)
     for action in w._actions:  # shared options read differently by a daemon
         if action.dest == "skip_existing":
@@ -87,7 +89,7 @@ def watch_options_from_args(args: argparse.Namespace) -> Any:
         formats=tuple(parse_format_args(args.format)),
         output_dir=Path(args.output_dir).absolute() if args.output_dir else None,
         db=index_path(args),
-        lang=args.lang,
+        lang=stored_lang(extract.lang),
         bilingual=bool(args.bilingual),
         settle_s=float(args.settle),
         rescan_s=float(args.rescan),
