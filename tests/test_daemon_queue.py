@@ -141,6 +141,104 @@ def test_odd_names_round_trip_as_bytes(queue: JobQueue) -> None:
     assert job is not None and job.path == odd
 
 
+_V1_SCHEMA = """
+CREATE TABLE jobs (id INTEGER PRIMARY KEY, path BLOB NOT NULL UNIQUE, root BLOB, size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+    started_at REAL, finished_at REAL, error TEXT, cues INTEGER, seconds REAL);
+CREATE INDEX jobs_due ON jobs (state, next_at);
+"""
+
+
+def test_a_version_1_queue_is_migrated_and_a_file_has_one_job_per_engine(tmp_path: Path) -> None:
+    path = tmp_path / "old.jobs"
+    conn = sqlite3.connect(path)
+    conn.executescript(_V1_SCHEMA)
+    conn.execute("INSERT INTO jobs (path, root, size, mtime_ns, state, attempts, next_at, created_at, updated_at,"
+                 " cues) VALUES (?, ?, 10, 1, 'done', 1, 5, 5, 5, 7)", (os.fsencode("/v/a.mp4"), b"/v"))
+    conn.execute("PRAGMA application_id = 1449747530")  # 0x5669644A, a vidocr queue's mark since v1
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    queue = JobQueue(path)
+    try:
+        old = queue.get("/v/a.mp4")
+        assert old is not None and (old.state, old.cues, old.engine, old.root) == ("done", 7, "", "/v")
+        assert queue.enqueue("/v/a.mp4", Stamp(10, 1), "/v") == "known"  # still done once
+        assert queue.enqueue("/v/a.mp4", Stamp(10, 1), "/v", engine='{"engine":"openai"}') == "new"
+        assert queue.enqueue("/v/a.mp4", Stamp(10, 1), "/v", engine='{"engine":"openai"}') == "known"
+        assert len(queue.jobs()) == 2 and list(queue.known()) == ["/v/a.mp4"]  # the watcher sees its own job
+        job = queue.claim()
+        assert job is not None and job.engine == '{"engine":"openai"}' and job.progress == 0.0
+        queue.set_progress(job.id, 0.25)
+        assert queue.by_id(job.id).progress == 0.25  # type: ignore[union-attr]
+        assert queue.finish(job, Stamp(10, 1), cues=2, seconds=1.0)
+        assert queue.by_id(job.id).progress == 1.0  # type: ignore[union-attr]
+        assert queue.drop("/v/a.mp4") is False  # done jobs are kept, every engine's
+    finally:
+        queue.close()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    newer = sqlite3.connect(path)
+    newer.execute("PRAGMA user_version = 3")
+    newer.commit()
+    newer.close()
+    with pytest.raises(ConfigError, match="from a newer vidocr"):
+        JobQueue(path)
+
+
+def test_a_runner_writes_progress_to_the_queue_while_the_job_runs(tmp_path: Path) -> None:
+    """Whichever process runs a job, its progress is in the queue: from the pipeline's reports when the extractor
+    takes them, else from the cues' times over the video's duration."""
+    from vidocr.daemon.worker import JobRunner
+    from vidocr.pipeline import Progress
+
+    seen: list[float | None] = []
+    video = tmp_path / "a.mp4"
+    video.write_bytes(b"x" * 10)
+
+    def look() -> None:
+        other = JobQueue(tmp_path / "q.jobs")  # another connection, as `vidocr serve` reads it
+        try:
+            seen.append(other.jobs()[-1].progress)
+        finally:
+            other.close()
+
+    def reporting(path: Path, progress: Callable[[Progress], None] | None = None) -> tuple[Iterator[Cue], VideoInfo]:
+        def cues() -> Iterator[Cue]:
+            assert progress is not None
+            progress(Progress(str(path), 3.0, 4.0, 75, 3, 0))
+            look()
+            yield Cue(0, 500, "one")
+        return cues(), VideoInfo(str(path), 320, 180, 4.0, 25.0, "h264")
+
+    def silent(path: Path) -> tuple[Iterator[Cue], VideoInfo]:
+        def cues() -> Iterator[Cue]:
+            yield Cue(0, 1000, "one")
+            look()
+            yield Cue(1500, 2000, "two")
+        return cues(), VideoInfo(str(path), 320, 180, 4.0, 25.0, "h264")
+
+    opts = WatchOptions(roots=(tmp_path,), jobs_db=tmp_path / "q.jobs", output_dir=tmp_path / "out")
+    queue = JobQueue(tmp_path / "q.jobs")
+    try:
+        for fn in (reporting, silent):
+            queue.conn.execute("DELETE FROM jobs")
+            queue.enqueue(str(video), Stamp.of(video.stat()), str(tmp_path))
+            job = queue.claim()
+            assert job is not None
+            assert JobRunner(opts, queue, fn).run(job) == "done"
+            assert queue.by_id(job.id).progress == 1.0  # type: ignore[union-attr]
+        # a job's engine choice that cannot be read fails the job with one line, not the runner
+        queue.enqueue(str(video), Stamp.of(video.stat()), str(tmp_path), engine="{not json")
+        job = queue.claim()
+        assert job is not None
+        assert JobRunner(opts, queue, silent).run(job) == "failed"
+        assert "engine choice cannot be read" in (queue.by_id(job.id).error or "")  # type: ignore[union-attr]
+    finally:
+        queue.close()
+    assert seen == [0.75, 0.25]
+
+
 def test_queue_refuses_other_databases_and_a_missing_queue(tmp_path: Path) -> None:
     other = tmp_path / "other.sqlite"
     conn = sqlite3.connect(other)

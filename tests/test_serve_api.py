@@ -491,3 +491,116 @@ def test_band_images_of_a_rotated_video_are_turned_as_the_pipeline_sees_them(tmp
         image = np.asarray(Image.open(io.BytesIO(png.content)).convert("RGB"))
         assert image.shape[1] == 270  # the displayed width
         assert rapid_engine.recognize([image], Task.SUBTITLE)[0].text.replace(" ", "") == "Turnedonitsside"
+
+
+def test_jobs_naming_an_engine_are_jobs_of_their_own_compared_side_by_side(own_library: Library) -> None:
+    """One video, two engines (the embedded RapidOCR and the openai client against a scripted server): two jobs on
+    the one queue, each done once and stored as an OCR revision; the A/B view pairs them."""
+    from test_openai_engine import FakeServer, ok
+
+    fake = FakeServer(default=lambda body: ok("Read by the other engine"))
+    url = fake.url
+    try:
+        with TestClient(create_app(own_library.settings(worker=True))) as client:
+            vid = video_id(client, "harbour.mp4")
+            shown = [c["text"] for c in client.get(f"/api/v1/videos/{vid}/cues").json()["cues"]]
+            a = client.post("/api/v1/jobs", json={"path": "harbour.mp4", "engine": "rapidocr"})
+            b = client.post("/api/v1/jobs", json={"path": "harbour.mp4", "engine": "openai", "server": [url],
+                                                  "model": "fake-ocr", "options": {"retries": 1}})
+            assert a.status_code == 202 and b.status_code == 202, (a.text, b.text)
+            ids = [a.json()["job"]["id"], b.json()["job"]["id"]]
+            assert ids[0] != ids[1]
+            assert b.json()["job"]["engine"]["label"] == f"openai model=fake-ocr server={url} retries=1"
+            done = [_wait_job(client, i, timeout=120) for i in ids]
+            assert [j["state"] for j in done] == ["done", "done"], done
+            assert all(j["progress"] == 1.0 and j["video_id"] == vid for j in done)
+            again = client.post("/api/v1/jobs", json={"path": "harbour.mp4", "engine": "openai", "server": [url],
+                                                      "model": "fake-ocr", "options": {"retries": "1"}})
+            assert again.status_code == 200 and again.json()["queued"] == "known"  # exactly once per engine
+            assert again.json()["job"]["id"] == ids[1]
+            assert fake.bodies and all(body["model"] == "fake-ocr" for body in fake.bodies)
+
+            revs = client.get(f"/api/v1/videos/{vid}/revisions").json()["revisions"]
+            assert [r["kind"] for r in revs] == ["ocr", "ocr"]  # RapidOCR read the same again: kept once
+            assert [r["engine"] for r in revs] == ["rapidocr", f"openai model=fake-ocr server={url} retries=1"]
+            ab = client.get(f"/api/v1/videos/{vid}/compare", params={"a": revs[0]["id"], "b": revs[1]["id"]})
+            pairs = ab.json()["pairs"]
+            assert [p["a"]["text"] for p in pairs if p["a"]] == shown
+            assert {p["b"]["text"] for p in pairs if p["b"]} == {"Read by the other engine"}
+            assert not any(p["same"] for p in pairs)
+            # the latest extraction is shown (no edit yet) and searched; no subtitle file was written for a trial
+            assert "Read by the other engine" in [c["text"] for c in
+                                                  client.get(f"/api/v1/videos/{vid}/cues").json()["cues"]]
+            assert not (own_library.root / "harbour.srt").exists()
+            listed = client.get("/api/v1/jobs").json()["jobs"]
+            assert sorted((j["path"], (j["engine"] or {}).get("engine")) for j in listed) == [
+                ("harbour.mp4", "openai"), ("harbour.mp4", "rapidocr")]
+    finally:
+        fake.close()
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    ({"engine": "nope"}, "unknown engine 'nope'"),
+    ({"engine": "rapidocr", "profile": "hunyuanocr-1.5"}, "engine 'rapidocr' takes no profile"),
+    ({"engine": "openai", "profile": "hunyuanocr-9"}, "unknown model profile 'hunyuanocr-9'"),
+    ({"engine": "openai", "profile": "../../etc/x"}, "profile must be the name of a bundled profile"),
+    ({"engine": "openai", "server": ["file:///etc/passwd"]}, "server must be an http:// or https:// base URL"),
+    ({"engine": "rapidocr", "server": ["http://127.0.0.1:1/v1"]}, "engine 'rapidocr' takes no server URL"),
+    ({"engine": "openai", "options": {"api_key": "x"}}, "engine option 'api_key' cannot be set by a job"),
+    ({"engine": "openai", "options": {"retires": 2}}, "engine 'openai' has no setting 'retires'"),
+    ({"engine": "openai", "options": {"retries": "many"}}, "retries"),
+    ({"profile": "hunyuanocr-1.5"}, "go with an engine"),
+])
+def test_a_job_naming_an_unknown_engine_or_setting_is_one_line(own_library: Library, body: dict[str, Any],
+                                                                says: str) -> None:
+    with TestClient(create_app(own_library.settings())) as client:
+        r = client.post("/api/v1/jobs", json={"path": "harbour.mp4", **body})
+        assert r.status_code == 422, r.text
+        error = r.json()["error"]
+        assert says in error and "\n" not in error and "Traceback" not in error
+        assert client.get("/api/v1/jobs").json()["jobs"] == []  # nothing was queued
+
+
+def test_a_job_run_by_a_watch_daemon_shows_its_progress(own_library: Library, tmp_path: Path) -> None:
+    """The worker writes progress to the queue: the server reports it for a job another process runs."""
+    import threading
+
+    from vidocr.daemon import WatchOptions
+    from vidocr.daemon.service import WatchService
+    from vidocr.pipeline import Progress
+    from vidocr.types import Cue, VideoInfo
+
+    halfway, release = threading.Event(), threading.Event()
+
+    def slow(path: Path, progress: Any = None) -> tuple[Iterator[Cue], VideoInfo]:
+        def cues() -> Iterator[Cue]:
+            progress(Progress(str(path), 2.0, 5.0, 50, 2, 0))
+            halfway.set()
+            release.wait(30)
+            yield Cue(100, 900, "read by the watch daemon")
+        return cues(), VideoInfo(str(path), 480, 270, 5.0, 25.0, "h264")
+
+    settings = own_library.settings()  # this server only queues jobs
+    empty = tmp_path / "watched"
+    empty.mkdir()
+    watch = WatchService(WatchOptions(roots=(empty,), jobs_db=settings.queue_path, db=own_library.db, once=True,
+                                      settle_s=0.0, tick_s=0.02), extractor=slow)
+    with TestClient(create_app(settings)) as client:
+        job = client.post("/api/v1/jobs", json={"path": "harbour.mp4"}).json()["job"]
+        assert job["progress"] == 0.0
+        runner = threading.Thread(target=watch.run)
+        runner.start()
+        try:
+            assert halfway.wait(30)
+            running = _wait_job(client, job["id"], states=("running",), timeout=10)
+            seen = running["progress"]
+            deadline = time.monotonic() + 10
+            while seen != 0.4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+                seen = client.get(f"/api/v1/jobs/{job['id']}").json()["progress"]
+            assert running["state"] == "running" and seen == 0.4
+        finally:
+            release.set()
+            runner.join(30)
+        done = client.get(f"/api/v1/jobs/{job['id']}").json()
+        assert done["state"] == "done" and done["progress"] == 1.0

@@ -11,6 +11,11 @@ The queue is a file of its own rather than a table in the index: the index is op
 subtitle files), has its own schema versioning and builders' lock, and is read by searches; the queue is written on
 every state change by the daemon alone (one daemon per queue, :func:`vidocr.daemon.service.hold_queue_lock`).
 Paths are stored as bytes (``os.fsencode``): any name the file system allows, valid UTF-8 or not.
+
+A job's key is its path and its engine choice (``engine``: '' for the daemon's own extract options, else the
+canonical JSON of a :class:`~vidocr.daemon.choice.EngineChoice` that ``vidocr serve`` took with the job), so one
+file extracted by two engines is two jobs, each done once. ``progress`` (0..1) is written by the worker while a
+job runs, whichever process runs it. Schema v2 added both; a v1 queue is migrated when it is opened.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,7 +38,7 @@ _APPLICATION_ID = 0x5669644A  # "ViDJ"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY,
-    path BLOB NOT NULL UNIQUE,        -- os.fsencode(absolute path)
+    path BLOB NOT NULL,               -- os.fsencode(absolute path)
     root BLOB,                        -- the watched folder it was found in (outputs mirror the path below it)
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
@@ -45,12 +51,18 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at REAL,
     error TEXT,
     cues INTEGER,
-    seconds REAL
+    seconds REAL,
+    engine TEXT NOT NULL DEFAULT '',  -- '' (the daemon's extract options) or an EngineChoice's key (JSON)
+    progress REAL,                    -- fraction done of a running job (0..1), written by its worker
+    UNIQUE (path, engine)
 );
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, next_at);
 """
-_COLUMNS = "id, path, root, size, mtime_ns, state, attempts, next_at, created_at, updated_at, started_at, " \
+#: The queue's schema version (``PRAGMA user_version``); v1 had one job per path and no progress.
+QUEUE_VERSION = 2
+_V1_COLUMNS = "id, path, root, size, mtime_ns, state, attempts, next_at, created_at, updated_at, started_at, " \
     "finished_at, error, cues, seconds"
+_COLUMNS = _V1_COLUMNS + ", engine, progress"
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,8 @@ class Job:
     error: str | None
     cues: int | None
     seconds: float | None
+    engine: str = ""  # '' or an EngineChoice key
+    progress: float | None = None
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Job:
@@ -101,6 +115,7 @@ class JobQueue:
         self.path = Path(path)
         self.max_attempts, self.backoff_s, self.backoff_max_s = max(1, max_attempts), backoff_s, backoff_max_s
         self._clock = clock
+        self._lock = threading.RLock()  # progress is written from the extraction's threads too
         if not create and not self.path.is_file():
             raise ConfigError("no job queue here (it is created by `vidocr watch`)", str(self.path))
         try:
@@ -119,33 +134,59 @@ class JobQueue:
                         if statement.strip():
                             self.conn.execute(statement)
                     self.conn.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
-                    self.conn.execute("PRAGMA user_version = 1")
+                    self.conn.execute(f"PRAGMA user_version = {QUEUE_VERSION}")
+            else:
+                self._migrate()
         except sqlite3.Error as err:
             raise ConfigError(f"cannot use the job queue: {err}", str(self.path)) from None
+
+    def _migrate(self) -> None:
+        """v1 (one job per path, no progress) -> v2, in one transaction; a newer queue is refused."""
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > QUEUE_VERSION:
+            self.conn.close()
+            raise ConfigError(f"the job queue is from a newer vidocr (schema {version}; this one reads up to "
+                              f"{QUEUE_VERSION})", str(self.path))
+        if version == QUEUE_VERSION:
+            return
+        with self._tx() as conn:
+            if conn.execute("PRAGMA user_version").fetchone()[0] != 1:
+                return  # another process migrated it meanwhile
+            conn.execute("ALTER TABLE jobs RENAME TO jobs_v1")
+            conn.execute("DROP INDEX IF EXISTS jobs_due")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"INSERT INTO jobs ({_V1_COLUMNS}) SELECT {_V1_COLUMNS} FROM jobs_v1")
+            conn.execute("DROP TABLE jobs_v1")
+            conn.execute(f"PRAGMA user_version = {QUEUE_VERSION}")
 
     def close(self) -> None:
         self.conn.close()
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
-    def enqueue(self, path: str, stamp: Stamp, root: str | None = None) -> str:
-        """Queue a stable file. Returns "new", "changed" (its job starts again) or "known" (same size and mtime)."""
+    def enqueue(self, path: str, stamp: Stamp, root: str | None = None, engine: str = "") -> str:
+        """Queue a stable file (with ``engine``: an EngineChoice key, a job of its own). Returns "new", "changed"
+        (its job starts again) or "known" (same size and mtime)."""
         key, now = os.fsencode(path), self._clock()
         with self._tx() as conn:
-            row = conn.execute("SELECT size, mtime_ns, state FROM jobs WHERE path = ?", (key,)).fetchone()
+            row = conn.execute("SELECT size, mtime_ns, state FROM jobs WHERE path = ? AND engine = ?",
+                               (key, engine)).fetchone()
             if row is None:
                 conn.execute(
-                    "INSERT INTO jobs (path, root, size, mtime_ns, state, next_at, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
-                    (key, os.fsencode(root) if root else None, stamp.size, stamp.mtime_ns, now, now, now),
+                    "INSERT INTO jobs (path, root, size, mtime_ns, state, next_at, created_at, updated_at, engine)"
+                    " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+                    (key, os.fsencode(root) if root else None, stamp.size, stamp.mtime_ns, now, now, now, engine),
                 )
                 return "new"
             if Stamp(row[0], row[1]) == stamp:
@@ -154,8 +195,8 @@ class JobQueue:
             state = "running" if row[2] == "running" else "pending"
             conn.execute(
                 "UPDATE jobs SET size = ?, mtime_ns = ?, state = ?, attempts = 0, next_at = ?, error = NULL,"
-                " updated_at = ? WHERE path = ?",
-                (stamp.size, stamp.mtime_ns, state, now, now, key),
+                " updated_at = ? WHERE path = ? AND engine = ?",
+                (stamp.size, stamp.mtime_ns, state, now, now, key, engine),
             )
             return "changed"
 
@@ -186,8 +227,8 @@ class JobQueue:
             if row is None:
                 return None
             conn.execute(
-                "UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?, updated_at = ?"
-                " WHERE id = ?",
+                "UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?, updated_at = ?,"
+                " progress = 0 WHERE id = ?",
                 (now, now, row[0]),
             )
             row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (row[0],)).fetchone()
@@ -198,7 +239,8 @@ class JobQueue:
         now = self._clock()
         with self._tx() as conn:
             done = conn.execute(
-                "UPDATE jobs SET state = 'done', finished_at = ?, updated_at = ?, error = NULL, cues = ?, seconds = ?"
+                "UPDATE jobs SET state = 'done', finished_at = ?, updated_at = ?, error = NULL, cues = ?, seconds = ?,"
+                " progress = 1"
                 " WHERE id = ? AND state = 'running' AND size = ? AND mtime_ns = ?",
                 (now, now, cues, seconds, job.id, stamp.size, stamp.mtime_ns),
             ).rowcount
@@ -228,6 +270,12 @@ class JobQueue:
             )
             return "retry"
 
+    def set_progress(self, job_id: int, fraction: float) -> None:
+        """Record how far a running job is (0..1); callers throttle (each write is a commit)."""
+        value = min(1.0, max(0.0, float(fraction)))
+        with self._lock:
+            self.conn.execute("UPDATE jobs SET progress = ? WHERE id = ? AND state = 'running'", (value, job_id))
+
     def requeue(self, job: Job, stamp: Stamp | None, delay: float = 0.0) -> None:
         """Back to pending as new work (attempts reset): the file changed, ``stamp`` is its new size and mtime."""
         now = self._clock()
@@ -252,8 +300,8 @@ class JobQueue:
             )
 
     def drop(self, path: str, *, running: bool = False) -> bool:
-        """Forget the job of a deleted file. Done jobs are kept (a share that comes back is not redone);
-        a running job only with ``running`` (its worker found the file gone)."""
+        """Forget the jobs of a deleted file (every engine's). Done jobs are kept (a share that comes back is not
+        redone); a running job only with ``running`` (its worker found the file gone)."""
         states = ("pending", "failed", "running") if running else ("pending", "failed")
         with self._tx() as conn:
             cur = conn.execute(
@@ -291,8 +339,10 @@ class JobQueue:
         row = self.conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return Job.from_row(row) if row else None
 
-    def get(self, path: str) -> Job | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE path = ?", (os.fsencode(path),)).fetchone()
+    def get(self, path: str, engine: str = "") -> Job | None:
+        """The job of ``path`` with the daemon's own options, or with the engine choice ``engine``."""
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE path = ? AND engine = ?",
+                                (os.fsencode(path), engine)).fetchone()
         return Job.from_row(row) if row else None
 
     def jobs(self, state: str | None = None, limit: int | None = None) -> list[Job]:
@@ -303,8 +353,9 @@ class JobQueue:
         return [Job.from_row(r) for r in rows]
 
     def known(self) -> dict[str, tuple[Stamp, str]]:
-        """Every job's path with the size and mtime it was queued with and its state."""
-        rows = self.conn.execute("SELECT path, size, mtime_ns, state FROM jobs")
+        """Every path's job (the daemon's own options, not an engine choice's) with the size and mtime it was
+        queued with and its state."""
+        rows = self.conn.execute("SELECT path, size, mtime_ns, state FROM jobs WHERE engine = ''")
         return {os.fsdecode(r[0]): (Stamp(r[1], r[2]), r[3]) for r in rows}
 
     def counts(self) -> dict[str, int]:

@@ -100,6 +100,7 @@ class WatchService:
                 self.watcher.queue.close()
                 if server is not None:
                     server.close()
+                runner.close()
                 if hasattr(self.extractor, "close"):
                     self.extractor.close()
                 if runner.index is not None:

@@ -4,11 +4,18 @@ The order is what makes a job safe to cut short anywhere: subtitle files are wri
 index rows are replaced in one transaction (both idempotent), and only then is the job marked done, if the file
 still has the size and mtime that were read. A file that changed is queued again, a deleted one's job dropped;
 bad input fails at once with its reason, other failures are retried with a backoff (:mod:`vidocr.daemon.jobs`).
+
+A job with an engine choice (:mod:`vidocr.daemon.choice`, queued by ``vidocr serve`` for A/B comparisons) is
+extracted by an extractor built for that choice, and its output is stored in the index as an OCR revision named
+after the choice (no subtitle files are written beside the video when there is an index: the choice is a trial,
+the user keeps what they want from the comparison). Progress is written to the queue while a job runs (at most
+once a second), so ``GET /jobs/{id}`` shows it whichever process runs the job.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
 import sqlite3
@@ -16,14 +23,15 @@ import stat
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vidocr.atomic import TEMP_NAME_KEEP, temp_name_part
 from vidocr.daemon import WatchOptions
+from vidocr.daemon.choice import EngineChoice
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
 from vidocr.discover import make_folders
-from vidocr.errors import InputError, OutputError, VidocrError, classify
+from vidocr.errors import ConfigError, InputError, OutputError, VidocrError, classify
 from vidocr.files import Stamp, hash_or_none, output_stem, outputs_exist, stamp_or_none
 from vidocr.formats import WRITERS, get_writer, write_outputs
 from vidocr.index.store import find_video, save_extraction, save_failure
@@ -31,9 +39,13 @@ from vidocr.types import Cue, VideoInfo
 
 if TYPE_CHECKING:
     from vidocr.daemon.metrics import DaemonMetrics
+    from vidocr.pipeline import ExtractOptions
 
 #: What the runner extracts with: ``path -> (cues, info)``; an :class:`~vidocr.extractor.Extractor` in the daemon.
-ExtractFn = Callable[[Path], tuple[Iterable[Cue], VideoInfo]]
+#: One that takes a ``progress`` keyword gets the pipeline's progress reports.
+ExtractFn = Callable[..., tuple[Iterable[Cue], VideoInfo]]
+#: Seconds between two progress writes of a job (each is a commit to the queue).
+PROGRESS_EVERY_S = 1.0
 
 log = logging.getLogger("vidocr.daemon")
 
@@ -45,17 +57,32 @@ class Abandoned(BaseException):
 class JobRunner:
     """Runs claimed jobs. ``extractor``: ``path -> (cues, info)`` with a ``close()`` that frees the engine;
     ``index``: an open index connection or None. The service sets ``stopping`` and reads ``abandonable``,
-    ``current`` and ``started``; ``metrics`` is a :class:`~vidocr.daemon.metrics.DaemonMetrics` or None."""
+    ``current`` and ``started``; ``metrics`` is a :class:`~vidocr.daemon.metrics.DaemonMetrics` or None.
+    ``make_extractor`` builds the extractor of a job's engine choice (default: an
+    :class:`~vidocr.extractor.Extractor`); ``cut``, when set, is asked between cues whether the job must stop
+    (``vidocr serve``'s cancel), which gives the job back untouched."""
 
     def __init__(
-        self, options: WatchOptions, queue: JobQueue, extractor: ExtractFn, index: sqlite3.Connection | None = None
+        self, options: WatchOptions, queue: JobQueue, extractor: ExtractFn, index: sqlite3.Connection | None = None,
+        make_extractor: Callable[[ExtractOptions], ExtractFn] | None = None,
     ) -> None:
         self.options, self.queue, self.extractor, self.index = options, queue, extractor, index
+        self.make_extractor = make_extractor or _new_extractor
         self.metrics: DaemonMetrics | None = None
         self.stopping = False
         self.abandonable = False
         self.current: Job | None = None
         self.started = 0.0
+        self.cut: Callable[[int], bool] | None = None
+        self._chosen: tuple[str, ExtractFn] | None = None  # the last engine choice's key and extractor
+        self._progress_at = 0.0
+        self._progress = 0.0
+
+    def close(self) -> None:
+        """Free the engine of the last engine choice (the default extractor is its owner's to close)."""
+        if self._chosen is not None:
+            _close(self._chosen[1])
+            self._chosen = None
 
     def run(self, job: Job) -> str:
         """Run one claimed job to its next state; returns the outcome (done, failed, retry, changed, dropped,
@@ -82,20 +109,24 @@ class JobRunner:
             return self._dropped(job)
         if stamp != job.stamp:
             return self._changed(job, stamp)
-        if self.options.skip_existing and self._already_done(job, stamp):
+        try:
+            choice = EngineChoice.from_key(job.engine) if job.engine else None
+        except ConfigError as err:
+            return self._failed(job, err)
+        if choice is None and self.options.skip_existing and self._already_done(job, stamp):
             self.queue.finish(job, stamp, cues=0, seconds=0.0)
             event(log, logging.INFO, "job_skipped", "outputs exist; skipped", job=job.id, path=path)
             return "done"
         content = hash_or_none(path, stamp.size)
         try:
-            cues, info = self._extract(Path(path))
+            cues, info = self._extract(job, choice)
             after = stamp_or_none(path)
             if after is None:
                 return self._dropped(job)
             if after != stamp:
                 return self._changed(job, after)
-            written = self._write(job, cues, info)
-            self._index(path, stamp, content, cues, info)
+            written = self._write(job, cues, info) if choice is None or self.index is None else []
+            self._index(path, stamp, content, cues, info, choice)
         except Abandoned:
             raise
         except Exception as err:  # noqa: BLE001 - every failure becomes the job's state, never the daemon's end
@@ -125,15 +156,58 @@ class JobRunner:
             raise InputError("not a regular file", job.path)
         return Stamp.of(st)
 
-    def _extract(self, path: Path) -> tuple[list[Cue], VideoInfo]:
+    def _extractor_for(self, choice: EngineChoice | None) -> ExtractFn:
+        if choice is None:
+            return self.extractor
+        key = choice.key()
+        if self._chosen is None or self._chosen[0] != key:
+            self.close()  # one chosen engine at a time: a GPU model is not kept beside another
+            self._chosen = (key, self.make_extractor(choice.apply(self.options.extract)))
+        return self._chosen[1]
+
+    def _extract(self, job: Job, choice: EngineChoice | None = None) -> tuple[list[Cue], VideoInfo]:
         self.abandonable = True  # only decoding and OCR may be cut short by the stop timer
+        self._progress, self._progress_at = 0.0, 0.0  # the first report is written at once
         try:
             if self.stopping and self.options.stop_timeout_s <= 0:
                 raise Abandoned
-            cues_iter, info = self.extractor(path)
-            return list(cues_iter), info
+            fn = self._extractor_for(choice)
+            if _takes_progress(fn):
+                cues_iter, info = fn(Path(job.path), progress=lambda p: self._on_progress(job, p))
+            else:
+                cues_iter, info = fn(Path(job.path))
+            return list(self._follow(job, cues_iter, info)), info
         finally:
             self.abandonable = False
+
+    def _follow(self, job: Job, cues: Iterable[Cue], info: VideoInfo) -> Iterable[Cue]:
+        """The cues as they come; between two, the job may be cut (``cut``) and, when the extractor reports no
+        progress of its own, the last cue's end over the video's duration is the progress."""
+        duration_ms = (info.duration_s or 0.0) * 1000
+        for cue in cues:
+            if self.cut is not None and self.cut(job.id):
+                raise Abandoned
+            if duration_ms > 0:
+                self._report(job, cue.end_ms / duration_ms)
+            yield cue
+        if self.cut is not None and self.cut(job.id):
+            raise Abandoned
+
+    def _on_progress(self, job: Job, p: Any) -> None:
+        if p.seconds_total:
+            self._report(job, p.seconds_done / p.seconds_total)
+
+    def _report(self, job: Job, fraction: float) -> None:
+        """Write the job's progress to the queue when it moved on, at most once per ``PROGRESS_EVERY_S``."""
+        fraction = min(0.999, max(0.0, fraction))  # 1.0 is written with done
+        now = time.monotonic()
+        if fraction <= self._progress or now - self._progress_at < PROGRESS_EVERY_S:
+            return
+        self._progress, self._progress_at = fraction, now
+        try:
+            self.queue.set_progress(job.id, fraction)
+        except sqlite3.Error as err:  # progress is a courtesy: a busy queue must not fail the job
+            log.debug("could not write the progress of job %s: %s", job.id, err)
 
     def _write(self, job: Job, cues: list[Cue], info: VideoInfo) -> list[Path]:
         opts, video = self.options, Path(job.path)
@@ -156,13 +230,16 @@ class JobRunner:
         rel = os.path.relpath(folder, job.root) if job.root else "."
         return self.options.output_dir if rel.startswith("..") else self.options.output_dir / rel
 
-    def _index(self, path: str, stamp: Stamp, content: str | None, cues: Iterable[Cue], info: VideoInfo) -> None:
+    def _index(self, path: str, stamp: Stamp, content: str | None, cues: Iterable[Cue], info: VideoInfo,
+               choice: EngineChoice | None = None) -> None:
         if self.index is None:
             return
         extract = self.options.extract
-        save_extraction(self.index, path, stamp, content, cues, engine=extract.engine if extract else None,
+        engine = choice.engine if choice else extract.engine if extract else None
+        save_extraction(self.index, path, stamp, content, cues, engine=engine,
                         duration_s=info.duration_s, lang=self.options.lang,
-                        translation_lang=extract.translate_to if extract else None)
+                        translation_lang=extract.translate_to if extract else None,
+                        revision=choice.label() if choice else None)
 
     def _already_done(self, job: Job, stamp: Stamp) -> bool:
         out_dir, stem = self._output_dir(job), output_stem(Path(job.path))
@@ -183,12 +260,15 @@ class JobRunner:
             log.error("unexpected failure on %s", job.path, exc_info=err)
         if not os.path.lexists(job.path):
             return self._dropped(job)
-        if kind == "engine" and hasattr(self.extractor, "close"):
-            self.extractor.close()  # a broken engine is rebuilt for the next job
+        if kind == "engine":
+            if job.engine:
+                self.close()  # a broken engine is rebuilt for the next job
+            elif hasattr(self.extractor, "close"):
+                self.extractor.close()
         if self.stopping and kind == "engine":
             self.queue.release(job)  # workers hit by the same signal: not this video's fault
             return "abandoned"
-        if permanent and kind == "input" and self.index is not None:
+        if permanent and kind == "input" and self.index is not None and not job.engine:
             self._index_failure(job, reason)
         outcome = self.queue.fail(job, reason, permanent=permanent)
         event(log, logging.WARNING, "job_failed" if outcome == "failed" else "job_retry",
@@ -218,6 +298,26 @@ class JobRunner:
         self.queue.drop(job.path, running=True)
         event(log, logging.INFO, "job_dropped", "file deleted; its job was dropped", job=job.id, path=job.path)
         return "dropped"
+
+
+def _new_extractor(options: ExtractOptions) -> ExtractFn:
+    from vidocr.extractor import Extractor
+
+    return Extractor(options)
+
+
+def _close(fn: ExtractFn) -> None:
+    close = getattr(fn, "close", None)
+    if close is not None:
+        close()
+
+
+def _takes_progress(fn: ExtractFn) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "progress" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _remove_stale_temps(folder: Path, stem: str) -> None:

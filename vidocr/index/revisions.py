@@ -7,6 +7,12 @@ what extractions gave (the first is stored when the first edit is saved), ``edit
 re-extraction of an edited video stores its output as a new ``ocr`` revision and puts the edit back in the track;
 :attr:`RevisionState.ocr_is_newer` tells the page to offer the new OCR output, which the user takes by saving it
 as an edit.
+
+An ``ocr`` revision's ``author`` names the extraction: the engine (``rapidocr``), or a job's engine choice
+(``openai hunyuanocr-1.5 server=...``, :meth:`vidocr.daemon.choice.EngineChoice.label`). A job that names an
+engine stores its output as an ``ocr`` revision, and the extraction it replaces is stored first, so two engines'
+outputs of one video are both kept for the A/B view; once a video has revisions, every later extraction is kept
+as one too (one with the same cues as the latest is not stored twice).
 """
 
 from __future__ import annotations
@@ -104,7 +110,8 @@ def list_revisions(conn: sqlite3.Connection, video_id: int) -> list[dict[str, An
         "SELECT id, kind, created_at, author, json_array_length(cues) FROM revisions WHERE video_id = ? ORDER BY id",
         (video_id,),
     )
-    return [{"id": r[0], "kind": r[1], "created_at": r[2], "author": r[3], "cues": r[4]} for r in rows]
+    return [{"id": r[0], "kind": r[1], "created_at": r[2], "author": r[3], "cues": r[4],
+             "engine": r[3] if r[1] == "ocr" else None} for r in rows]
 
 
 def _encode(cues: Sequence[CueRow]) -> str:
@@ -162,10 +169,42 @@ def save_edit(conn: sqlite3.Connection, video_id: int, cues: Sequence[CueRow], a
     ordered = sorted(cues, key=lambda c: (c.start_ms, c.end_ms))
     with transaction(conn):
         if state(conn, video_id).latest_ocr is None:
-            _add_revision(conn, video_id, "ocr", current_cues(conn, video_id), None)
+            _add_revision(conn, video_id, "ocr", current_cues(conn, video_id), _engine(conn, video_id))
         revision = _add_revision(conn, video_id, "edit", ordered, author)
         _replace_track_cues(conn, video_id, ordered)
     return revision
+
+
+def _engine(conn: sqlite3.Connection, video_id: int) -> str | None:
+    row = conn.execute("SELECT engine FROM videos WHERE id = ?", (video_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+def before_extraction(conn: sqlite3.Connection, video_id: int, label: str | None) -> bool:
+    """Called inside the transaction that stores a new extraction of the video, before its OCR tracks are
+    replaced. With ``label`` (a job that named its engine) the extraction shown until now is stored as an ``ocr``
+    revision unless one exists. Returns whether the new extraction is to be kept as a revision
+    (:func:`keep_extraction`): with a label, or when the video already has revisions."""
+    st = state(conn, video_id)
+    if label is not None and st.latest_ocr is None:
+        shown = current_cues(conn, video_id)
+        if shown:
+            _add_revision(conn, video_id, "ocr", shown, _engine(conn, video_id))
+    return label is not None or st.count > 0
+
+
+def keep_extraction(conn: sqlite3.Connection, video_id: int, label: str | None) -> None:
+    """Store the extraction just written to the video's track as an ``ocr`` revision named ``label`` (default:
+    the engine), unless the latest one has the same cues (and, with a label, the same name)."""
+    fresh = current_cues(conn, video_id)
+    st = state(conn, video_id)
+    if st.latest_ocr is not None:
+        row = conn.execute("SELECT author, cues FROM revisions WHERE id = ?", (st.latest_ocr,)).fetchone()
+        same = [(c.start_ms, c.end_ms, c.text) for c in _decode(row[1])] == [
+            (c.start_ms, c.end_ms, c.text) for c in fresh]
+        if same and (label is None or row[0] == label):
+            return
+    _add_revision(conn, video_id, "ocr", fresh, label or _engine(conn, video_id))
 
 
 def keep_edits(conn: sqlite3.Connection, video_id: int) -> None:

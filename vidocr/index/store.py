@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from vidocr.files import Stamp
 from vidocr.index.db import fs_text, transaction
-from vidocr.index.revisions import keep_edits
+from vidocr.index.revisions import before_extraction, keep_edits, keep_extraction
 from vidocr.types import Cue
 
 
@@ -80,11 +80,14 @@ def save_extraction(
     duration_s: float | None,
     lang: str | None = None,
     translation_lang: str | None = None,
+    revision: str | None = None,
 ) -> list[TrackData]:
     """Store what :func:`vidocr.extract` gave for a video (``index build`` and ``vidocr watch`` alike), replacing
-    its earlier OCR tracks in one transaction; returns the tracks stored."""
+    its earlier OCR tracks in one transaction; returns the tracks stored. ``revision``: a job's engine choice
+    (its label): the output is also kept as an OCR revision, and so is the extraction it replaces
+    (:func:`vidocr.index.revisions.before_extraction`)."""
     tracks = ocr_tracks(cues, lang, translation_lang)
-    save_video(conn, path, stamp, content_hash, tracks, engine=engine, duration_s=duration_s)
+    save_video(conn, path, stamp, content_hash, tracks, engine=engine, duration_s=duration_s, revision=revision)
     return tracks
 
 
@@ -106,6 +109,7 @@ def save_video(
     engine: str | None,
     duration_s: float | None = None,
     error: str | None = None,
+    revision: str | None = None,
 ) -> int:
     """Store a video's OCR result (or its failure, when ``error`` is given), replacing earlier OCR tracks.
 
@@ -113,6 +117,9 @@ def save_video(
     """
     status = "failed" if error is not None else "ok"
     with transaction(conn):
+        known = conn.execute("SELECT id FROM videos WHERE path = CAST(? AS TEXT)", (fs_text(path),)).fetchone()
+        keep = error is None and known is not None and before_extraction(conn, int(known[0]), revision)
+        keep = keep or (error is None and known is None and revision is not None)
         conn.execute(
             "INSERT INTO videos (path, size, mtime_ns, hash, status, error, engine, duration_s, indexed_at)"
             " VALUES (CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size,"
@@ -125,6 +132,8 @@ def save_video(
         conn.execute("DELETE FROM tracks WHERE video_id = ? AND source = 'ocr'", (video_id,))
         for track in tracks:
             _insert_track(conn, video_id, track)
+        if keep:
+            keep_extraction(conn, video_id, revision)
         if error is None:
             keep_edits(conn, video_id)  # a user's edit of the cues wins over a new extraction, which is kept too
     return video_id

@@ -19,7 +19,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from vidocr.errors import InputError, as_text
+from vidocr.errors import InputError, VidocrError, as_text
 from vidocr.files import Stamp, output_stem
 from vidocr.formats import WRITERS, get_writer
 from vidocr.index import revisions
@@ -67,6 +67,16 @@ class ExportIn(BaseModel):
 class JobIn(BaseModel):
     path: str = Field(min_length=1, max_length=4096, description="a video's path relative to a library root")
     root: int | None = Field(default=None, ge=0, description="which root (0-based); default: the first that has it")
+    engine: str | None = Field(default=None, max_length=100, description=(
+        "the OCR engine (as `--engine`: rapidocr, openai, hunyuan-vllm...); default: the server's extract options."
+        " A job naming an engine is a job of its own (one file, two engines: two jobs), kept as an OCR revision"
+        " for the A/B view; it writes no subtitle file beside the video"))
+    profile: str | None = Field(default=None, max_length=100, description="a bundled model profile (hunyuan-*, "
+                                "openai): hunyuanocr-1.0, hunyuanocr-1.5")
+    model: str | None = Field(default=None, max_length=200, description="the served model's name (openai)")
+    server: list[str] | None = Field(default=None, max_length=16, description="OpenAI-compatible base URLs (openai)")
+    options: dict[str, str | int | float | bool] | None = Field(
+        default=None, max_length=32, description="engine settings, as `--engine-opt KEY=VALUE`")
 
 
 # --- helpers --------------------------------------------------------------------------------------------------
@@ -135,11 +145,18 @@ def _info(path: str, p: Probe | None, duration: float | None) -> VideoInfo:
 
 
 def _job_doc(state: ServeState, job: Any) -> dict[str, Any]:
+    from vidocr.daemon.choice import EngineChoice
+
     doc = {"id": job.id, "state": job.state, "attempts": job.attempts, "error": job.error, "cues": job.cues,
            "seconds": job.seconds, "created_at": job.created_at, "updated_at": job.updated_at,
            **_where(state, job.path)}
-    progress = state.worker.progress.get(job.id)
-    doc["progress"] = 1.0 if job.state == "done" else progress if progress is not None else 0.0
+    try:
+        choice = EngineChoice.from_key(job.engine)
+    except VidocrError:
+        choice = None
+    doc["engine"] = choice.to_dict() if choice else None
+    # Written to the queue by whichever worker runs the job (this server's or a `vidocr watch`).
+    doc["progress"] = 1.0 if job.state == "done" else job.progress if job.progress is not None else 0.0
     row = state.index().execute("SELECT id FROM videos WHERE path = CAST(? AS TEXT)", (fs_text(job.path),)).fetchone()
     doc["video_id"] = row[0] if row else None
     return doc
@@ -151,13 +168,30 @@ def _queue(state: ServeState) -> Any:
     return JobQueue(state.settings.queue_path)
 
 
-def _enqueue(state: ServeState, real: Path, root: Path) -> JSONResponse:
+def _choice(body: JobIn, state: ServeState) -> str:
+    """The queue key of the engine the job names ('' when it names none); an unknown engine, profile or setting
+    is a 422 of one line."""
+    from vidocr.daemon.choice import EngineChoice
+
+    if body.engine is None:
+        if body.profile or body.model or body.server or body.options:
+            raise ApiError(422, "profile, model, server and options go with an engine: name the engine too")
+        return ""
+    try:
+        choice = EngineChoice.of(body.engine, body.profile, body.model, body.server, body.options)
+        choice.check(state.settings.extract)
+    except VidocrError as err:
+        raise ApiError(422, str(err)) from None
+    return choice.key()
+
+
+def _enqueue(state: ServeState, real: Path, root: Path, engine: str = "") -> JSONResponse:
     st = real.stat()
     probe(real, decode=True)  # not a video: 422 naming the file, before anything is queued
     queue = _queue(state)
     try:
-        outcome = queue.enqueue(str(real), Stamp.of(st), str(root))
-        job = queue.get(str(real))
+        outcome = queue.enqueue(str(real), Stamp.of(st), str(root), engine)
+        job = queue.get(str(real), engine)
         if outcome == "known" and job is not None and job.state == "failed":
             queue.retry(job.id)  # submitting a failed (or cancelled) job again runs it again, with fresh attempts
             outcome, job = "retried", queue.by_id(job.id)
@@ -425,10 +459,11 @@ def export(request: Request, video_id: Id, body: ExportIn) -> dict[str, Any]:
 def submit_job(request: Request, body: JobIn) -> JSONResponse:
     state = _state(request)
     state.authenticate(request, "full")
+    engine = _choice(body, state)
     real, root = resolve_request_path(body.path, state.roots, body.root)
     if not real.is_file():
         raise InputError("not a file", body.path)
-    return _enqueue(state, real, root)
+    return _enqueue(state, real, root, engine)
 
 
 _SAFE_NAME = re.compile(r"[^\w.\- ]+")

@@ -14,14 +14,14 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import JobQueue
 from vidocr.daemon.service import hold_queue_lock
-from vidocr.daemon.worker import Abandoned, JobRunner
+from vidocr.daemon.worker import JobRunner
 from vidocr.errors import ConfigError
 from vidocr.serve import ServeSettings
 from vidocr.types import Cue, VideoInfo
@@ -31,14 +31,13 @@ log = logging.getLogger("vidocr.serve")
 
 class ServeWorker:
     """Runs queued jobs on a thread until :meth:`stop`. ``running`` is False when another process holds the queue
-    (``holder`` says which); ``progress`` maps a running job's id to its fraction done (0..1)."""
+    (``holder`` says which). A running job's progress is in the queue (the runner writes it)."""
 
     def __init__(self, settings: ServeSettings, metrics: Any = None) -> None:
         self.settings = settings
         self.metrics = metrics
         self.running = False
         self.holder: str | None = None
-        self.progress: dict[int, float] = {}
         self.current: int | None = None
         self._cancel: set[int] = set()
         self._stopping = threading.Event()
@@ -93,6 +92,7 @@ class ServeWorker:
         s = self.settings
         queue = JobQueue(s.queue_path)
         index = None
+        runner: JobRunner | None = None
         try:
             from vidocr.index.db import open_index
 
@@ -101,6 +101,7 @@ class ServeWorker:
             options = WatchOptions(roots=s.roots, jobs_db=s.queue_path, extract=s.extract, formats=s.formats,
                                    output_dir=s.output_dir, db=s.db, stop_timeout_s=s.stop_timeout_s)
             runner = JobRunner(options, queue, self._extract, index)
+            runner.cut = lambda job_id: job_id in self._cancel or self._abandon
             if self.metrics is not None:
                 runner.metrics = self.metrics
             while not self._stopping.is_set():
@@ -110,48 +111,34 @@ class ServeWorker:
                     self._wake.clear()
                     continue
                 self.current = job.id
-                self.progress[job.id] = 0.0
                 try:
                     outcome = runner.run(job)
+                    if outcome == "abandoned" and job.id in self._cancel:
+                        queue.cancel(job.id)  # before `current` is cleared: DELETE /jobs waits for that
                 finally:
+                    self._cancel.discard(job.id)
                     self.current = None
-                    self.progress.pop(job.id, None)
-                if outcome == "abandoned" and job.id in self._cancel:
-                    queue.cancel(job.id)
-                self._cancel.discard(job.id)
         except Exception:  # noqa: BLE001 - the server goes on; jobs wait for a restart or `vidocr watch`
             log.exception("the job worker stopped")
         finally:
+            if runner is not None:
+                runner.close()
             if self._extractor is not None and hasattr(self._extractor, "close"):
                 self._extractor.close()
             if index is not None:
                 index.close()
             queue.close()
 
-    def _extract(self, path: Path) -> tuple[Iterable[Cue], VideoInfo]:
-        job_id = self.current
+    def _extract(self, path: Path, progress: Any = None) -> tuple[Iterable[Cue], VideoInfo]:
+        """The server's own extraction (jobs that name no engine); the runner cuts it between cues on cancel."""
         if self.settings.extractor is not None:
-            cues, info = self.settings.extractor(path)
-        else:
-            if self._extractor is None:
-                from vidocr.extractor import Extractor
+            return self.settings.extractor(path)  # type: ignore[no-any-return]
+        if self._extractor is None:
+            from vidocr.extractor import Extractor
 
-                self._extractor = Extractor(self.settings.extract)
-
-            def progress(p: Any) -> None:
-                if job_id is not None and p.seconds_total:
-                    self.progress[job_id] = min(1.0, p.seconds_done / p.seconds_total)
-
-            cues, info = self._extractor(path, progress=progress)
-        return self._cancellable(cues, job_id), info
-
-    def _cancellable(self, cues: Iterable[Cue], job_id: int | None) -> Iterator[Cue]:
-        for cue in cues:
-            if job_id in self._cancel or self._abandon:
-                raise Abandoned
-            yield cue
-        if job_id in self._cancel or self._abandon:
-            raise Abandoned
+            self._extractor = Extractor(self.settings.extract)
+        cues, info = self._extractor(path, progress=progress)
+        return cues, info
 
 
 def wait_for(predicate: Any, timeout_s: float, step_s: float = 0.05) -> bool:

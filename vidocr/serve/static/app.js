@@ -342,7 +342,8 @@ function step(d) {
 async function fillRevisions(id) {
   const revs = (await api(`/videos/${id}/revisions`)).revisions;
   const options = [["0", "shown now"], ...revs.map((r) => [String(r.id),
-    `${r.kind === "ocr" ? "extraction" : "edit"} ${r.id} (${new Date(r.created_at * 1000).toLocaleString()})`])];
+    `${r.kind === "ocr" ? `extraction ${r.id}${r.engine ? ` by ${r.engine}` : ""}` : `edit ${r.id}`}`
+    + ` (${new Date(r.created_at * 1000).toLocaleString()})`])];
   for (const [sel, pick] of [["#rev-a", "0"], ["#rev-b", revs.length ? String(revs[revs.length - 1].id) : "0"]]) {
     $(sel).replaceChildren(...options.map(([v, label]) => el("option", { value: v }, label)));
     $(sel).value = pick;
