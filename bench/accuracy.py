@@ -1,10 +1,11 @@
 """Accuracy of ``vidocr.extract`` on the samples (and the real clip, when present) against their truth SRTs.
 
-    python bench/accuracy.py [--engine rapidocr] [--samples samples] [--real ../shared/data/real] [--json]
+    python bench/accuracy.py [--engine rapidocr] [--samples samples] [--real ../shared/data/real] [--json] [--misses]
 
 ICPR is the ICPR 2022 MSR subtask-1 error (lower is better); "timed" counts truth cues read exactly whose start and
 end are each within one frame (timed-exact); boundaries are |start| and |end| errors of matched cues,
-in ms and in frames at the video's frame rate.
+in ms and in frames at the video's frame rate. ``--misses`` lists, per file, each truth cue that is not
+timed-exact beside the cues that came out over it, and the phantom cues, in frames.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from vidocr.pipeline import ExtractOptions, extract
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # support/: test helpers, kept out of the package
 
-from support.metrics import Report, combine, evaluate  # noqa: E402
+from support.metrics import Report, combine, evaluate, normalize  # noqa: E402
 from support.synth import read_srt  # noqa: E402
 
 VIDEO_SUFFIXES = (".mp4", ".mkv", ".ts", ".mov", ".webm")
@@ -57,6 +58,7 @@ def run_case(video: Path, srt: Path, engine: str) -> dict[str, Any]:
         "fps": info.fps,
         "report": report,
         "cues": [c.to_dict() for c in hyp],
+        "truth": [{"start_ms": t.start_ms, "end_ms": t.end_ms, "text": t.text} for t in read_srt(srt)],
     }
 
 
@@ -110,12 +112,45 @@ def print_table(results: list[dict[str, Any]], total: Report) -> None:
     print(_row("TOTAL", total, _frame_errors(results), sum(r.get("seconds", 0.0) for r in results)))
 
 
+def _span(cue: dict[str, Any], fps: float) -> str:
+    return f"{cue['start_ms'] * fps / 1000:7.1f}-{cue['end_ms'] * fps / 1000:7.1f} {cue['text']!r}"
+
+
+def _over(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return bool(min(a["end_ms"], b["end_ms"]) > max(a["start_ms"], b["start_ms"]))
+
+
+def print_misses(results: list[dict[str, Any]]) -> None:
+    """Each truth cue that is not timed-exact, with the cues over it; and the cues over no truth cue."""
+    for res in results:
+        if "report" not in res or not res["fps"]:
+            continue
+        frame_ms, fps = 1000 / res["fps"], res["fps"]
+
+        lines = []
+        for t in res["truth"]:
+            near = [h for h in res["cues"] if _over(h, t)]
+            timed = any(
+                normalize(h["text"]) == normalize(t["text"])
+                and max(abs(h["start_ms"] - t["start_ms"]), abs(h["end_ms"] - t["end_ms"])) <= frame_ms + 1
+                for h in near
+            )
+            if not timed:
+                lines.append(f"  truth {_span(t, fps)}")
+                lines += [f"    got {_span(h, fps)}" for h in near] or ["    got nothing"]
+        lines += [f"  phantom {_span(h, fps)}" for h in res["cues"] if not any(_over(h, t) for t in res["truth"])]
+        if lines:
+            print(f"{res['file']} (frames at {fps:g} fps)")
+            print("\n".join(lines))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", default="rapidocr")
     parser.add_argument("--samples", type=Path, default=Path("samples"))
     parser.add_argument("--real", type=Path, default=Path("../shared/data/real"))
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--misses", action="store_true", help="also list the cues that are not timed-exact")
     args = parser.parse_args(argv)
     cases = find_cases(args.samples, args.real)
     if not cases:
@@ -133,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"engine": args.engine, "files": results, "total": summary}, ensure_ascii=False))
     else:
         print_table(results, total)
+    if args.misses:
+        print_misses(results)
     return 1 if any("error" in r for r in results) else 0
 
 

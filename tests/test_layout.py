@@ -201,3 +201,48 @@ def test_text_that_moves_sideways_between_reads_is_picture_text() -> None:
     # The same subtitle line again later, one line higher (the upper line of a two-line cue): not moved.
     again = _centred("Where were you last night?", 600, y=40)
     assert layout.filter(OcrResult((again,))).text == "Where were you last night?"
+
+
+# A subtitle and text in the picture on its row (a badge, a sign) are joined into one line by the engine.
+
+
+def _row(*pieces: tuple[int, int, str], h: int = 48) -> OcrLine:
+    """The line rapidocr's group_lines makes of detector boxes (x0, x1, text) on one row."""
+    from vidocr.engines.rapid import group_lines
+
+    (line,) = group_lines([(float(x0), 100.0, float(x1), 100.0 + h, text, 0.95) for x0, x1, text in pieces])
+    return line
+
+
+def test_a_line_joined_from_several_boxes_knows_each_boxs_text() -> None:
+    from vidocr.engines.rapid import group_lines
+
+    line = _row((260, 354, "HAWLEY"), (430, 847, "Don't open that door!"))
+    assert line.text == "HAWLEY Don't open that door!"
+    assert [line.text[p.start : p.end] for p in line.parts] == ["HAWLEY", "Don't open that door!"]
+    assert [p.box.x for p in line.parts] == [260, 430]
+    (rtl,) = group_lines([(100.0, 0.0, 300.0, 40.0, "غدا", 0.9), (320.0, 0.0, 600.0, 40.0, "سنلتقي", 0.9)], rtl=True)
+    assert rtl.text == "سنلتقي غدا"
+    assert [rtl.text[p.start : p.end] for p in rtl.parts] == ["غدا", "سنلتقي"]  # left to right on screen
+    assert _line("one box", 10, 100).parts == ()
+
+
+def test_text_in_the_picture_read_into_a_subtitles_line_is_cut_off() -> None:
+    layout = SubtitleLayout(WIDTH)
+    glued = _row((260, 354, "HAWLEY"), (430, 847, "Don't open that door!"))
+    kept = layout.filter(OcrResult((glued,)))
+    assert kept.text == "Don't open that door!"
+    assert kept.lines[0].box == Box(430, 100, 417, 48)
+    right = _row((433, 850, "Don't open that door!"), (900, 1100, "EXIT 12"))
+    assert layout.filter(OcrResult((right,))).text == "Don't open that door!"
+    # Moved with its result (a band crop's offset): the parts move with the box.
+    moved = OcrResult((glued,)).shifted(5, 7).lines[0]
+    assert [p.box.x for p in moved.parts] == [265, 435] and moved.parts[0].box.y == 107
+
+
+def test_a_centred_line_of_several_boxes_stays_whole() -> None:
+    layout = SubtitleLayout(WIDTH)
+    phrases = _row((300, 600, "东西"), (680, 980, "要我帮你"))  # a wide phrase gap, centred as a whole
+    assert layout.filter(OcrResult((phrases,))).text == "东西 要我帮你"
+    sign = _row((60, 200, "CITY"), (230, 420, "LIBRARY"))  # no run of it is centred: left as it is
+    assert layout.filter(OcrResult((sign,))).text == "CITY LIBRARY"

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import statistics
 from collections import OrderedDict, deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
 from vidocr.textnorm import comparable
-from vidocr.types import Box, OcrLine, OcrResult
+from vidocr.types import Box, OcrLine, OcrPart, OcrResult
 
 #: A centred line's centre lies within this share of the band width (plus a share of its height, for
 #: punctuation and italics) of the band's centre. Measured: rendered subtitles 0-0.8% (libass, PIL, real
@@ -109,7 +110,7 @@ class SubtitleLayout:
             result = replace(result, lines=tuple(ln for ln in result.lines if ln not in printed))
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
-        lines = self._still(result.lines)
+        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines))
         anchors = [ln for ln in lines if self.centred(_box(ln), ln.ink) and self._height_fits(_box(ln))]
         if anchors:
             kept = tuple(ln for ln in lines if ln in anchors or self._aligned(ln, anchors))
@@ -120,10 +121,38 @@ class SubtitleLayout:
         if any(ln.text.strip() for ln in lines):
             self._centred.append(bool(anchors))
         self._heights.extend(_box(ln).h for ln in anchors)
-        if len(kept) == len(result.lines):
+        if kept == result.lines:
             return result
         self.dropped += len(result.lines) - len(kept)
         return replace(result, lines=kept)
+
+    def _trimmed(self, line: OcrLine) -> OcrLine:
+        """A line joined from several detector boxes that is not centred, cut to the longest run of its boxes
+        that is (text in the picture beside a subtitle on its row, read into the subtitle's line); else the
+        line as it is."""
+        box, parts = _box(line), line.parts
+        if not parts or self.centred(box, line.ink):
+            return line
+        best: tuple[int, int] | None = None  # (first, last) part of the longest centred run
+        for i in range(len(parts)):
+            for j in range(i, len(parts)):
+                run = _union(p.box for p in parts[i : j + 1])
+                longer = best is None or _chars(parts[i : j + 1]) > _chars(parts[best[0] : best[1] + 1])
+                if j - i < len(parts) - 1 and longer and self.centred(run) and self._height_fits(run):
+                    best = (i, j)
+        if best is None:
+            return line
+        kept = parts[best[0] : best[1] + 1]
+        run = _union(p.box for p in kept)
+        start = min(p.start for p in kept)
+        ink = (max(line.ink[0], run.x), min(line.ink[1], run.x + run.w)) if line.ink is not None else None
+        return replace(
+            line,
+            text=line.text[start : max(p.end for p in kept)],
+            box=run,
+            ink=ink if ink is not None and ink[0] < ink[1] else None,
+            parts=tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else (),
+        )
 
     def _still(self, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
         """``lines`` without text that moved sideways since an earlier read of the same text: a renderer draws
@@ -155,6 +184,17 @@ class SubtitleLayout:
             ):
                 return True
         return False
+
+
+def _chars(parts: Sequence[OcrPart]) -> int:
+    return sum(p.end - p.start for p in parts)
+
+
+def _union(boxes: Iterable[Box]) -> Box:
+    found = list(boxes)
+    x0, y0 = min(b.x for b in found), min(b.y for b in found)
+    x1, y1 = max(b.x + b.w for b in found), max(b.y + b.h for b in found)
+    return Box(x0, y0, x1 - x0, y1 - y0)
 
 
 def _box(line: OcrLine) -> Box:

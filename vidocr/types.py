@@ -55,6 +55,15 @@ class Task(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class OcrPart:
+    """One of the detector boxes a line was joined from: its text is ``line.text[start:end]``."""
+
+    start: int
+    end: int
+    box: Box
+
+
+@dataclass(frozen=True)
 class OcrLine:
     """One recognised line of text; ``box`` is relative to the image the engine was given."""
 
@@ -66,6 +75,24 @@ class OcrLine:
     fill: float | None = None
     #: The columns (first, end) of the line's drawn glyphs, in ``box``'s coordinates, when measured.
     ink: tuple[int, int] | None = None
+    #: The detector boxes the line was joined from, left to right, when there were several: text in the picture
+    #: beside a subtitle on the same row (a sign, a badge) is one of them (see :mod:`vidocr.layout`).
+    parts: tuple[OcrPart, ...] = ()
+
+    def moved(self, dx: int, dy: int) -> OcrLine:
+        """The same line with its box, ink and parts moved by (dx, dy)."""
+        if self.box is None:
+            return self
+        return replace(
+            self,
+            box=_moved(self.box, dx, dy),
+            ink=(self.ink[0] + dx, self.ink[1] + dx) if self.ink else None,
+            parts=tuple(replace(p, box=_moved(p.box, dx, dy)) for p in self.parts),
+        )
+
+
+def _moved(box: Box, dx: int, dy: int) -> Box:
+    return Box(box.x + dx, box.y + dy, box.w, box.h)
 
 
 @dataclass(frozen=True)
@@ -85,17 +112,7 @@ class OcrResult:
         """The same result with its line boxes moved by (dx, dy)."""
         if not dx and not dy:
             return self
-        lines = tuple(
-            replace(
-                ln,
-                box=Box(ln.box.x + dx, ln.box.y + dy, ln.box.w, ln.box.h),
-                ink=(ln.ink[0] + dx, ln.ink[1] + dx) if ln.ink else None,
-            )
-            if ln.box
-            else ln
-            for ln in self.lines
-        )
-        return replace(self, lines=lines)
+        return replace(self, lines=tuple(ln.moved(dx, dy) for ln in self.lines))
 
     @property
     def text(self) -> str:

@@ -42,7 +42,7 @@ from vidocr.langs import (
     script_counts,
     tesseract_packs,
 )
-from vidocr.types import Box, OcrLine, OcrResult, Task
+from vidocr.types import Box, OcrLine, OcrPart, OcrResult, Task
 
 if TYPE_CHECKING:
     from vidocr.engines.tesseract import TesseractReader
@@ -111,7 +111,7 @@ def reread_band(
     for line, (text, score) in zip(prior.lines, texts, strict=True):
         if score < min_score or not _reads_back(_squash(str(text)), _squash(line.text), reader is not None):
             return None
-        lines.append(OcrLine(text=line.text, confidence=float(score), box=line.box))
+        lines.append(replace(line, confidence=float(score), fill=None, ink=None))
     return OcrResult(lines=tuple(lines), confirmed=True)
 
 
@@ -178,19 +178,27 @@ def group_lines(pieces: list[tuple[float, float, float, float, str, float]], rtl
     lines = []
     for row in rows:
         row.sort(key=lambda q: q[0])
-        text = row[0][4]
         height = max(q[3] - q[1] for q in row)
-        for left, right in zip(row, row[1:], strict=False):
-            gap = right[0] - left[2]
-            space = " " if gap > height / 3 else ""
-            text = (right[4] + space + text) if rtl else (text + space + right[4])
+        spaces = [" " if right[0] - left[2] > height / 3 else "" for left, right in zip(row, row[1:], strict=False)]
+        order = list(range(len(row)))[::-1] if rtl else list(range(len(row)))  # the text's (logical) order
+        text, spans = "", {}
+        for k, i in enumerate(order):
+            if k:
+                text += spaces[min(i, order[k - 1])]
+            spans[i] = (len(text), len(text) + len(row[i][4]))
+            text += row[i][4]
         total = sum(len(q[4]) for q in row)
         conf = sum(q[5] * len(q[4]) for q in row) / max(total, 1)
-        x0, y0 = min(q[0] for q in row), min(q[1] for q in row)
-        x1, y1 = max(q[2] for q in row), max(q[3] for q in row)
-        box = Box(int(x0), int(y0), int(round(x1 - x0)), int(round(y1 - y0)))
-        lines.append(OcrLine(text=text, confidence=conf, box=box))
+        parts = tuple(OcrPart(*spans[i], _box_of(q)) for i, q in enumerate(row)) if len(row) > 1 else ()
+        lines.append(OcrLine(text=text, confidence=conf, box=_box_of(*row), parts=parts))
     return lines
+
+
+def _box_of(*pieces: tuple[float, float, float, float, str, float]) -> Box:
+    x0, y0 = min(q[0] for q in pieces), min(q[1] for q in pieces)
+    x1, y1 = max(q[2] for q in pieces), max(q[3] for q in pieces)
+    return Box(int(x0), int(y0), int(round(x1 - x0)), int(round(y1 - y0)))
+
 
 #: A PP-OCR line at least this sure, without look-alike signs, is in a script PP-OCR reads.
 SURE_SCORE = 0.8
