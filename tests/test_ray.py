@@ -5,6 +5,7 @@ a killed ``watch`` driver resumes from its job queue. Skipped only when Ray is n
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -339,3 +340,71 @@ def test_a_model_engine_reads_on_a_pooled_ocr_actor_with_the_plain_runs_cues(
             cues, info = plain_extractor(video)
             assert srt.render(list(cues), info) == on_ray[video.name]
     assert all(" --> " in text for text in on_ray.values())
+
+
+def test_watch_skip_existing_sends_no_video_whose_outputs_exist_and_jobs_shows_per_node_throughput(
+    cluster: str, library: Path, plain: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three clips' outputs exist: with --skip-existing their jobs are done without their videos reaching Ray (no
+    task submitted); the other three are extracted on Ray, and `vidocr jobs` shows the one node's throughput from
+    the runs the driver recorded (busy time = the union of the tasks' intervals)."""
+    from vidocr.cluster import RayExtractor
+
+    folder, out, jobs_db = tmp_path / "in", tmp_path / "out", tmp_path / "q.jobs"
+    folder.mkdir()
+    out.mkdir()
+    for video in library.iterdir():
+        os.link(video, folder / video.name)
+    kept = {f"clip{i:02d}.srt": (plain[0] / f"clip{i:02d}.srt").read_bytes() for i in range(3)}
+    for name, data in kept.items():
+        (out / name).write_bytes(data)
+    submitted: list[str] = []
+    real_submit = RayExtractor.submit
+
+    def submit(self: RayExtractor, path: str | os.PathLike[str]) -> None:
+        submitted.append(Path(path).name)
+        real_submit(self, path)
+
+    monkeypatch.setattr(RayExtractor, "submit", submit)
+    argv = ["watch", str(folder), "--once", "--settle", "0.2", "--jobs-db", str(jobs_db), "-o", str(out), "-q",
+            "--skip-existing", "--ray", cluster]
+    logger = logging.getLogger("vidocr")  # watch points it at this test's stderr: later tests must not log there
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    try:
+        assert main(argv) == 1  # broken.mp4 failed
+    finally:
+        logger.handlers[:], logger.propagate = saved[0], saved[2]
+        logger.setLevel(saved[1])
+    assert sorted(submitted) == ["broken.mp4", "clip03.mp4", "clip04.mp4", "clip05.mp4"]
+    assert job_states(jobs_db) == {**{f"clip{i:02d}.mp4": "done" for i in range(6)}, "broken.mp4": "failed"}
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {
+        **kept, **{f"clip{i:02d}.srt": (plain[0] / f"clip{i:02d}.srt").read_bytes() for i in range(3, 6)}}
+
+    conn = sqlite3.connect(jobs_db)
+    try:
+        runs = conn.execute("SELECT j.path, r.node, r.finished_at, r.task_s, r.video_s, r.frames FROM ray_runs r"
+                            " JOIN jobs j ON j.id = r.job_id").fetchall()
+    finally:
+        conn.close()
+    assert sorted(Path(os.fsdecode(r[0])).name for r in runs) == ["clip03.mp4", "clip04.mp4", "clip05.mp4"]
+    assert len({r[1] for r in runs}) == 1 and all(r[3] > 0 and r[5] > 0 for r in runs)
+    assert all(abs(r[4] - 1.6) < 0.05 for r in runs)  # the clips' duration
+
+    capsys.readouterr()
+    assert main(["jobs", "--jobs-db", str(jobs_db), "--json"]) == 0
+    [node] = json.loads(capsys.readouterr().out)["nodes"]
+    intervals = sorted((r[2] - r[3], r[2]) for r in runs)
+    union, end = 0.0, float("-inf")  # the busy time, computed here independently
+    for start, stop in intervals:
+        union += max(0.0, stop - max(start, end))
+        end = max(end, stop)
+    assert node["videos"] == 3 and node["node"] == runs[0][1] and node["frames"] == sum(r[5] for r in runs)
+    assert node["busy_s"] == pytest.approx(union, abs=1e-3) and 0 < union <= sum(r[3] for r in runs) + 1e-6
+    assert node["videos_per_hour"] == pytest.approx(3 * 3600 / union, rel=1e-3)
+    assert node["realtime"] == pytest.approx(sum(r[4] for r in runs) / union, abs=0.01)
+    assert main(["jobs", "--jobs-db", str(jobs_db)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    header = text.index("ray node             id        videos  video h   busy h  videos/h  speed")
+    [row] = text[header + 1:]
+    assert row.split()[1:3] == [runs[0][1][:8], "3"] and row.endswith(f"{node['realtime']:.1f}x")

@@ -1,8 +1,7 @@
 """OCR actors for model engines (``vidocr.cluster.pool``): crops of several videos joined into one engine call,
-each caller's results back in order; and the pool on a local Ray with the ``hunyuan-transformers`` engine and the
-tiny random-weight HunYuanVL model (same SRT as the plain run). The vLLM engine in an actor takes 1.5 minutes to
-start on this 2-core machine, over the suite's budget: its actor runs the same engine class the plain vLLM tests
-check, the pool code is engine-agnostic."""
+each caller's results back in order; per-node throughput (``vidocr.cluster.nodes``). The pool on a local Ray is
+tested with the ``hunyuan-transformers`` engine in ``test_ray.py`` and with the vLLM engine in
+``test_ray_vllm.py``."""
 
 from __future__ import annotations
 
@@ -97,3 +96,28 @@ def test_ray_options_without_ray_installed_name_the_extra_in_one_line(
     err = capsys.readouterr().err
     assert err.splitlines() == ["error: --ray needs Ray: pip install 'vidocr[ray]'"] * 2
     assert not list(tmp_path.glob("*.srt"))
+
+
+def test_node_throughput_counts_each_nodes_busy_time_once_for_tasks_side_by_side_and_only_done_jobs() -> None:
+    import sqlite3
+
+    from vidocr.cluster.nodes import busy_seconds, node_throughput, record_run
+
+    assert busy_seconds([]) == 0.0
+    assert busy_seconds([(0, 10), (5, 12), (11, 13), (20, 25), (21, 22)]) == 18.0  # [0, 13] and [20, 25]
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    assert node_throughput(conn) == []  # a queue without Ray runs
+    conn.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, state TEXT)")
+    conn.executemany("INSERT INTO jobs VALUES (?, ?)", [(1, "done"), (2, "done"), (3, "done"), (4, "pending")])
+    # node a: two 10 s tasks side by side, 30 s of video each; node b: one task; job 4 was queued again since
+    record_run(conn, 1, "a" * 56, "host-a", 10.0, 30.0, 300, finished_at=1000.0)
+    record_run(conn, 2, "a" * 56, "host-a", 10.0, 30.0, 300, finished_at=1002.0)
+    record_run(conn, 3, "b" * 56, "host-b", 4.0, 6.0, 60, finished_at=1000.0)
+    record_run(conn, 4, "b" * 56, "host-b", 4.0, 6.0, 60, finished_at=1010.0)
+    a, b = node_throughput(conn)
+    assert (a.host, a.videos, a.video_s, a.task_s, a.frames, a.busy_s) == ("host-a", 2, 60.0, 20.0, 600, 12.0)
+    assert a.videos_per_hour == pytest.approx(600.0) and a.realtime == pytest.approx(5.0)
+    assert (b.node, b.videos, b.busy_s, b.realtime) == ("b" * 56, 1, 4.0, 1.5)
+    record_run(conn, 3, "a" * 56, "host-a", 1.0, 6.0, 60, finished_at=1001.0)  # job 3 run again, on a: replaced
+    [a] = node_throughput(conn)
+    assert (a.videos, a.busy_s, a.to_dict()["videos_per_hour"]) == (3, 12.0, 900.0)

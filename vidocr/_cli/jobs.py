@@ -1,4 +1,5 @@
-"""``vidocr jobs``: list the watch daemon's jobs, or queue failed ones again."""
+"""``vidocr jobs``: list the watch daemon's jobs (and, after ``watch --ray``, each Ray node's throughput), or queue
+failed ones again."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ NAME = "jobs"
 CONFIG_SECTION = "watch"
 CONFIG_BORROWED = {("jobs",): {"db", "jobs_db"}}
 STATES = ("pending", "running", "done", "failed")
+#: Done videos per Ray node (``watch --ray``): hours of video, hours the node was busy, throughput, real time.
+NODES_HEADER = "ray node             id        videos  video h   busy h  videos/h  speed"
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -39,6 +42,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vidocr.cluster.nodes import node_throughput
     from vidocr.daemon.jobs import JobQueue
 
     queue = JobQueue(jobs_db_path(args), create=False)
@@ -51,10 +55,12 @@ def run(args: argparse.Namespace) -> int:
             return 0
         jobs = queue.jobs(args.state, args.limit)
         counts = queue.counts()
+        nodes = node_throughput(queue.conn)
     finally:
         queue.close()
     if args.json:
-        print(json.dumps({"counts": counts, "jobs": [j.to_dict() for j in jobs]}, ensure_ascii=False, default=str))
+        doc = {"counts": counts, "jobs": [j.to_dict() for j in jobs], "nodes": [n.to_dict() for n in nodes]}
+        print(json.dumps(doc, ensure_ascii=False, default=str))
         return 0
     for job in jobs:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(job.updated_at))
@@ -64,5 +70,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{job.id:>6}  {job.state:<8} {job.attempts:>2} tries  {when}  {shown_path(job.path)}{extra}")
         if job.error:
             print(f"        {job.error}")
+    if nodes:
+        print(NODES_HEADER)
+        for n in nodes:
+            print(f"{n.host[:20]:<20} {n.node[:8]:<8} {n.videos:>7} {n.video_s / 3600:>8.2f} {n.busy_s / 3600:>8.2f}"
+                  f" {n.videos_per_hour:>9.1f} {n.realtime:>7.1f}x")
     print(", ".join(f"{n} {s}" for s, n in counts.items()), file=sys.stderr)
     return 0

@@ -143,6 +143,28 @@ class OcrActor:
     def batches(self) -> BatchLog:
         return self.batcher.log if self.batcher is not None else BatchLog()
 
+    def processes(self) -> list[int]:
+        """This actor's process id and those of the processes under it (a vLLM engine's own): what closing it
+        must leave gone."""
+        import os
+
+        pids = [os.getpid()]
+        try:
+            import psutil
+
+            pids += [child.pid for child in psutil.Process().children(recursive=True)]
+        except Exception:  # noqa: BLE001 - psutil is optional: the actor's own process only
+            pass
+        return pids
+
+    def close(self) -> None:
+        """Close the engine (a vLLM engine stops its processes): called before the actor is killed, since a killed
+        actor's children would outlive it."""
+        with self._lock:
+            batcher, self.batcher = self.batcher, None
+        if batcher is not None and hasattr(batcher.engine, "close"):
+            batcher.engine.close()
+
 
 class ActorLost(EngineError):
     """The OCR actor of a video is gone for good (its engine could not be built, or it died more often than its

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import pickle
+import socket
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -37,6 +38,8 @@ T = TypeVar("T")
 INSTALL_HINT = "--ray needs Ray: pip install 'vidocr[ray]'"
 #: Seconds one wait for results may block: signal handlers (SIGTERM, Ctrl-C) run between waits.
 _WAIT_S = 0.5
+#: Seconds the OCR actors are given to close their engines at the end of a run.
+_CLOSE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ class WorkerLost(VidocrError):
 class VideoResult:
     """What a video's task sends back. ``error``: what the plain run raised, with ``info`` when it came while the
     cues were read (after the video opened); ``engine_failed``: the engine could not be built (every video would
-    fail the same way). ``node``, ``pid``: where it ran; ``seconds``: wall time in the task."""
+    fail the same way). ``node``, ``host``, ``pid``: where it ran (Ray node id, host name, process);
+    ``seconds``: wall time in the task."""
 
     path: str
     cues: tuple[Cue, ...] = ()
@@ -84,6 +88,7 @@ class VideoResult:
     node: str = ""
     pid: int = 0
     seconds: float = 0.0
+    host: str = ""
 
 
 # --- the task, in a worker process ---------------------------------------------------------------------------------
@@ -116,8 +121,9 @@ def extract_video(path: str, options: ExtractOptions, actor: Any = None) -> Vide
         if engine_failed and extractor is not None:
             _drop_extractor()  # the next task builds the engine afresh
         return VideoResult(path, info=info, error=_portable(err), engine_failed=engine_failed, node=node, pid=pid,
-                           seconds=time.monotonic() - started)
-    return VideoResult(path, cues, info, node=node, pid=pid, seconds=time.monotonic() - started)
+                           seconds=time.monotonic() - started, host=socket.gethostname())
+    return VideoResult(path, cues, info, node=node, pid=pid, seconds=time.monotonic() - started,
+                       host=socket.gethostname())
 
 
 def _engine_failed(err: BaseException, extractor: Any) -> bool:
@@ -176,12 +182,15 @@ def task_options(options: ExtractOptions, num_cpus: float) -> ExtractOptions:
 
 @dataclass
 class ClusterCounts:
-    """What the driver has seen: videos done and failed, per node videos and seconds of video."""
+    """What the driver has seen: videos done and failed; per node (first 8 characters of its id) the videos that
+    ended there, seconds of video, seconds its tasks ran and frames decoded."""
 
     done: int = 0
     failed: int = 0
     node_videos: dict[str, int] = field(default_factory=dict)
     node_video_s: dict[str, float] = field(default_factory=dict)
+    node_task_s: dict[str, float] = field(default_factory=dict)
+    node_frames: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
 
     def add(self, result: VideoResult) -> None:
@@ -192,7 +201,10 @@ class ClusterCounts:
         node = result.node[:8] or "?"
         self.node_videos[node] = self.node_videos.get(node, 0) + 1
         duration = result.info.duration_s if result.info is not None else None
+        frames = result.info.stats.frames if result.info is not None else None
         self.node_video_s[node] = self.node_video_s.get(node, 0.0) + (duration or 0.0)
+        self.node_task_s[node] = self.node_task_s.get(node, 0.0) + result.seconds
+        self.node_frames[node] = self.node_frames.get(node, 0) + (frames or 0)
 
 
 def import_ray() -> Any:
@@ -228,6 +240,8 @@ class RayExtractor:
         self._ready: dict[str, deque[VideoResult]] = {}
         self._engine_error: BaseException | None = None
         self.counts = ClusterCounts()
+        #: The result the last call returned (where it ran, its task's seconds).
+        self.last: VideoResult | None = None
 
     # --- as an Extractor ---
 
@@ -244,6 +258,7 @@ class RayExtractor:
         result = self._ready[key].popleft()
         if not self._ready[key]:
             del self._ready[key]
+        self.last = result
         if progress is not None and result.info is not None:
             info = result.info
             with contextlib.suppress(Exception):  # a display must never break the run
@@ -267,9 +282,7 @@ class RayExtractor:
         """Cancel the videos still running and stop the Ray this extractor started (idempotent)."""
         self.cancel_all()
         self._ready.clear()
-        for actor in self.actors:
-            with contextlib.suppress(Exception):
-                self._ray.kill(actor)
+        self._stop_actors(self.actors)
         self.actors = []
         if self._own_ray:
             self._own_ray = False
@@ -342,11 +355,19 @@ class RayExtractor:
         except ray.exceptions.RayActorError as err:
             errors = [EngineError(f"{self.options.engine}: cannot start the OCR actor: {actor_error(err)}")]
         if errors:  # the engine's own error, as the plain run gives it (exit code included)
-            for actor in actors:
-                with contextlib.suppress(Exception):
-                    ray.kill(actor)
+            self._stop_actors(actors)
             raise errors[0]
         return actors
+
+    def _stop_actors(self, actors: list[Any]) -> None:
+        """Each actor closes its engine (a vLLM engine's processes end with it), within ``_CLOSE_S``; then the
+        actors are killed."""
+        ray = self._ray
+        with contextlib.suppress(Exception):
+            ray.wait([actor.close.remote() for actor in actors], num_returns=len(actors), timeout=_CLOSE_S)
+        for actor in actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
 
     def batch_logs(self) -> list[Any]:
         """Each OCR actor's :class:`~vidocr.cluster.pool.BatchLog` (crops per engine call, videos per call)."""

@@ -7,22 +7,28 @@ the driver is the one writer. A killed driver leaves its claimed jobs ``running`
 to ``pending`` (:meth:`~vidocr.daemon.jobs.JobQueue.recover`) and runs them again: none is lost, and a job whose
 outputs and rows were written before the kill is rewritten to the same result (both writes are idempotent), never
 stored twice. On SIGTERM the daemon stops claiming, stores what finishes within ``stop_timeout_s`` and gives the
-other jobs back untouched.
+other jobs back untouched. Jobs that need no extraction by the run's engine are run on the driver as soon as they
+are claimed, their video never sent: with ``--skip-existing`` a job whose outputs (and index row) exist, and a job
+with an engine choice of its own (``vidocr serve``), which the runner extracts with that choice's engine. Where each
+done job ran is recorded for ``vidocr jobs`` (:mod:`vidocr.cluster.nodes`).
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from vidocr.cluster.nodes import record_run
 from vidocr.cluster.runner import RayExtractor
 from vidocr.daemon import WatchOptions
 from vidocr.daemon.jobs import Job, JobQueue
 from vidocr.daemon.logs import event
 from vidocr.daemon.service import WatchService
 from vidocr.daemon.worker import JobRunner
+from vidocr.files import stamp_or_none
 
 log = logging.getLogger("vidocr.daemon")
 
@@ -34,6 +40,15 @@ class RayWatchService(WatchService):
         super().__init__(options, extractor)
         self.ray = extractor
         self._status_at = 0.0
+        self._runs: sqlite3.Connection | None = None  # the queue file, for ray_runs (vidocr.cluster.nodes)
+
+    def run(self) -> int:
+        try:
+            return super().run()
+        finally:
+            if self._runs is not None:
+                self._runs.close()
+                self._runs = None
 
     def _loop(self, queue: JobQueue, runner: JobRunner) -> None:
         ray = self.ray
@@ -45,6 +60,12 @@ class RayWatchService(WatchService):
                     job = queue.claim()
                     if job is None:
                         break
+                    chosen: str = getattr(job, "engine", "")
+                    if chosen or self._skippable(job, runner):
+                        # --skip-existing: done here, its video never sent; a job with an engine choice of its own
+                        # (`vidocr serve`'s A/B runs) is extracted here by the runner with that choice's engine
+                        runner.run(job)
+                        continue
                     claimed[job.path] = job
                     ray.submit(job.path)
                 if not claimed:
@@ -56,9 +77,7 @@ class RayWatchService(WatchService):
                 path = ray.wait_one(timeout=self.options.tick_s * 4)
                 if path is None:
                     continue
-                job = claimed.pop(path)
-                runner.run(job)  # takes the finished result: stamps, outputs, index, done
-                ray.discard(path)  # a job that ended before extracting (file gone, changed) leaves its result
+                self._store(runner, claimed.pop(path))
                 self._log_status()
             self._finish_in_flight(queue, runner, claimed)
         finally:
@@ -73,8 +92,32 @@ class RayWatchService(WatchService):
             path = self.ray.wait_one(timeout=max(0.0, deadline - time.monotonic()))
             if path is None:
                 break
-            runner.run(claimed.pop(path))
-            self.ray.discard(path)
+            self._store(runner, claimed.pop(path))
+
+    def _store(self, runner: JobRunner, job: Job) -> None:
+        """Run the job's steps on its finished result (stamps, outputs, index, done) and record where it ran."""
+        ray = self.ray
+        ray.last = None
+        outcome = runner.run(job)
+        ray.discard(job.path)  # a job that ended before extracting (file gone, changed) leaves its result
+        result = ray.last
+        if outcome == "done" and result is not None and result.path == job.path and result.node:
+            info = result.info
+            try:
+                if self._runs is None:
+                    self._runs = sqlite3.connect(runner.queue.path, timeout=30.0, isolation_level=None)
+                record_run(self._runs, job.id, result.node, result.host, result.seconds,
+                           info.duration_s if info else None, info.stats.frames if info else None)
+            except sqlite3.Error as err:  # throughput figures only: the job is done
+                log.warning("could not record where job %d ran: %s", job.id, err)
+
+    def _skippable(self, job: Job, runner: JobRunner) -> bool:
+        """With ``--skip-existing``: the job's file is as queued and its outputs (and index row) exist, so the runner
+        will mark it done without extracting: its video is not sent to Ray."""
+        if not self.options.skip_existing:
+            return False
+        stamp = stamp_or_none(job.path)
+        return stamp is not None and stamp == job.stamp and runner._already_done(job, stamp)
 
     def _serve_metrics(self) -> Any:
         """The daemon's metrics, plus per Ray node the videos it finished and the seconds of video in them."""
@@ -93,7 +136,8 @@ class RayWatchService(WatchService):
 
 
 class _NodeCounts:
-    """Prometheus collector: ``vidocr_ray_node_videos`` and ``vidocr_ray_node_video_seconds`` by node id."""
+    """Prometheus collector, by node (first 8 characters of its id): ``vidocr_ray_node_videos``,
+    ``vidocr_ray_node_video_seconds``, ``vidocr_ray_node_task_seconds``, ``vidocr_ray_node_frames``."""
 
     def __init__(self, ray: RayExtractor) -> None:
         self.ray = ray
@@ -108,8 +152,12 @@ class _NodeCounts:
         videos = CounterMetricFamily("vidocr_ray_node_videos", "Videos finished on each Ray node", labels=["node"])
         seconds = CounterMetricFamily("vidocr_ray_node_video_seconds", "Seconds of video finished on each Ray node",
                                       labels=["node"])
+        busy = CounterMetricFamily("vidocr_ray_node_task_seconds", "Seconds the video tasks ran on each Ray node",
+                                   labels=["node"])
+        frames = CounterMetricFamily("vidocr_ray_node_frames", "Frames decoded on each Ray node", labels=["node"])
         for node, count in sorted(counts.node_videos.items()):
             videos.add_metric([node], count)
             seconds.add_metric([node], counts.node_video_s.get(node, 0.0))
-        yield videos
-        yield seconds
+            busy.add_metric([node], counts.node_task_s.get(node, 0.0))
+            frames.add_metric([node], counts.node_frames.get(node, 0))
+        yield from (videos, seconds, busy, frames)
