@@ -358,3 +358,29 @@ def test_example_config_and_systemd_unit_agree() -> None:
     unit = (root / "configs" / "vidocr-serve.service").read_text(encoding="utf-8")
     assert "vidocr serve --config /etc/vidocr/serve.yaml" in unit and "KillSignal=SIGTERM" in unit
     assert float(unit.split("TimeoutStopSec=")[1].split()[0]) > args.stop_timeout + 10
+
+
+def test_search_hits_paths_are_checked_with_links_resolved(tmp_path: Path) -> None:
+    """Search pages resolve each video's folder once a while (RealFolders) and the file itself every time: a file
+    linked out of the root, a folder linked out, and a folder replaced by a link (once the folder's entry is
+    older than the time to live) all fall outside; a file inside keeps its path below the root."""
+    from vidocr.serve.paths import RealFolders, relative
+
+    root, outside = tmp_path / "library", tmp_path / "private"
+    (root / "show").mkdir(parents=True)
+    outside.mkdir()
+    (root / "show" / "ep1.mp4").write_bytes(b"x")
+    (outside / "secret.mp4").write_bytes(b"x")
+    os.symlink(outside / "secret.mp4", root / "show" / "link.mp4")
+    os.symlink(outside, root / "away")
+    clock = [100.0]
+    folders = RealFolders((root.resolve(),), ttl_s=5.0, clock=lambda: clock[0])
+    for path in (root / "show" / "ep1.mp4", root / "show" / "link.mp4", root / "away" / "secret.mp4",
+                 outside / "secret.mp4", root / "show" / "gone.mp4"):
+        assert folders.relative(str(path)) == relative(str(path), (root.resolve(),)), path
+    assert folders.relative(str(root / "show" / "ep1.mp4")) == (0, "show/ep1.mp4")
+    assert folders.relative(str(root / "away" / "secret.mp4")) is None
+    shutil.move(str(root / "show"), str(outside / "show"))
+    os.symlink(outside / "show", root / "show")  # the folder is now a link out of the root
+    clock[0] += 6.0
+    assert folders.relative(str(root / "show" / "ep1.mp4")) is None

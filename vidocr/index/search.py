@@ -56,6 +56,7 @@ class Hit:
     lang: str | None
     sidecar: str | None
     cue_id: int | None = None  # the cue's row in the index (its band image in `vidocr serve`)
+    video_id: int | None = None  # the video's row in the index
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,16 +141,17 @@ def _filters(conn: sqlite3.Connection, options: SearchOptions) -> tuple[str, str
 def _hits(conn: sqlite3.Connection, scores: dict[int, float], parsed: Any, options: SearchOptions) -> list[Hit]:
     qmarks = ",".join("?" * len(scores))
     rows = conn.execute(
-        "SELECT c.id, v.path, c.start_ms, c.end_ms, c.text, t.source, t.kind, t.lang, t.path"
+        "SELECT c.id, v.path, c.start_ms, c.end_ms, c.text, t.source, t.kind, t.lang, t.path, v.id"
         " FROM cues c JOIN tracks t ON t.id = c.track_id JOIN videos v ON v.id = t.video_id"
         f" WHERE c.id IN ({qmarks})",
         list(scores),
     ).fetchall()
     hits = []
-    for cue_id, video, start, end, text, source, kind, lang, sidecar in rows:
+    for cue_id, video, start, end, text, source, kind, lang, sidecar, video_id in rows:
         spans = tuple(highlight_spans(text, parsed))
         shown = mark(text, spans, options.marks)
-        hits.append(Hit(video, start, end, text, shown, spans, -scores[cue_id], source, kind, lang, sidecar, cue_id))
+        hits.append(Hit(video, start, end, text, shown, spans, -scores[cue_id], source, kind, lang, sidecar, cue_id,
+                        video_id))
     hits.sort(key=lambda h: (-h.score, h.video, h.start_ms))
     return hits
 

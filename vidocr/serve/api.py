@@ -239,11 +239,11 @@ def search_cues(
     hits = []
     for hit in page:
         if hit.video not in videos:
-            row = state.index().execute("SELECT id FROM videos WHERE path = CAST(? AS TEXT)",
-                                        (fs_text(hit.video),)).fetchone()
-            vid = row[0] if row else None
+            vid = hit.video_id
             token = state.tokens.make(vid, principal.key_id) if vid is not None else None
-            videos[hit.video] = (_where(state, hit.video), vid, token)
+            rel = state.folders.relative(hit.video)
+            where = {"root": rel[0], "path": as_text(rel[1])} if rel else {"root": None, "path": ""}
+            videos[hit.video] = (where, vid, token)
         where, vid, token = videos[hit.video]
         if where["root"] is None:
             continue  # a video of the index outside the served roots is never shown

@@ -29,7 +29,7 @@ from vidocr.errors import ConfigError, IndexError_, InputError, OutputError, Vid
 from vidocr.serve import ServeSettings
 from vidocr.serve.auth import MediaTokens, RateLimiter, active_key_count, key_is_active, verify_key
 from vidocr.serve.media import BandCache
-from vidocr.serve.paths import OutsideRoots, real_roots
+from vidocr.serve.paths import OutsideRoots, RealFolders, real_roots
 
 log = logging.getLogger("vidocr.serve")
 
@@ -77,6 +77,7 @@ class ServeState:
             raise ConfigError(f"cannot create the upload folder: {err.strerror}", str(settings.uploads)) from None
         roots.append(settings.uploads)
         self.roots = real_roots(roots)
+        self.folders = RealFolders(self.roots)  # search hits' paths below the roots, folders resolved once a while
         self.tokens = MediaTokens(secret=settings.token_secret)
         self.limiter = RateLimiter(settings.rate, settings.burst)
         self.bands = BandCache()

@@ -104,13 +104,17 @@ class MediaTokens:
 
     def __init__(self, ttl_s: float = 3600.0, secret: bytes | None = None) -> None:
         self._secret = secret or secrets.token_bytes(32)
+        self._mac = hmac.new(self._secret, digestmod=hashlib.sha256)  # keyed once; each token copies it
         self.ttl_s = ttl_s
+
+    def _sign(self, msg: str) -> str:
+        mac = self._mac.copy()
+        mac.update(msg.encode())
+        return mac.hexdigest()[:32]
 
     def make(self, video_id: int, key_id: int, now: float | None = None) -> str:
         expiry = int((now or time.time()) + self.ttl_s)
-        msg = f"{video_id}.{expiry}.{key_id}"
-        sig = hmac.new(self._secret, msg.encode(), hashlib.sha256).hexdigest()[:32]
-        return f"{expiry}.{key_id}.{sig}"
+        return f"{expiry}.{key_id}.{self._sign(f'{video_id}.{expiry}.{key_id}')}"
 
     def check(self, token: str, video_id: int, now: float | None = None) -> int | None:
         """The key id the token was made for, if it is valid for ``video_id`` and not expired."""
@@ -121,8 +125,7 @@ class MediaTokens:
             return None
         if expiry < (now or time.time()):
             return None
-        msg = f"{video_id}.{expiry}.{key_id}"
-        good = hmac.new(self._secret, msg.encode(), hashlib.sha256).hexdigest()[:32]
+        good = self._sign(f"{video_id}.{expiry}.{key_id}")
         return key_id if hmac.compare_digest(good, sig) else None
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+import stat
+import threading
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vidocr.errors import InputError
@@ -85,3 +88,41 @@ def relative(path: str, roots: Sequence[Path]) -> tuple[int, str] | None:
         if real.startswith(r):
             return i, real[len(r):]
     return None
+
+
+class RealFolders:
+    """:func:`relative` for many stored paths at once (a page of search hits): the real path of each video's
+    folder is resolved once per ``ttl_s`` (a bounded map; a library's videos share folders), the file itself is
+    checked with one ``lstat`` (a link is resolved in full, every time). A folder moved or linked elsewhere is
+    seen within ``ttl_s``; streaming and band images check the full real path on every request."""
+
+    def __init__(self, roots: Sequence[Path], ttl_s: float = 5.0, size: int = 4096,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.roots, self.ttl_s, self.size, self._clock = tuple(roots), ttl_s, size, clock
+        self._folders: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def relative(self, path: str) -> tuple[int, str] | None:
+        if "\x00" in path:
+            return None
+        folder, name = os.path.split(path)
+        try:
+            linked = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:
+            linked = False
+        if linked or not name or name in (".", ".."):
+            return relative(path, self.roots)
+        now = self._clock()
+        found = self._folders.get(folder)
+        if found is None or now - found[0] > self.ttl_s:
+            found = (now, os.path.realpath(folder))
+            with self._lock:
+                if len(self._folders) >= self.size:
+                    self._folders.clear()
+                self._folders[folder] = found
+        real = os.path.join(found[1], name)
+        for i, root in enumerate(self.roots):
+            r = str(root).rstrip(os.sep) + os.sep
+            if real.startswith(r):
+                return i, real[len(r):]
+        return None
