@@ -408,3 +408,53 @@ def test_watch_skip_existing_sends_no_video_whose_outputs_exist_and_jobs_shows_p
     header = text.index("ray node             id        videos  video h   busy h  videos/h  speed")
     [row] = text[header + 1:]
     assert row.split()[1:3] == [runs[0][1][:8], "3"] and row.endswith(f"{node['realtime']:.1f}x")
+
+
+def test_watch_on_ray_runs_a_job_with_its_own_engine_choice_on_the_driver_and_sends_only_the_others(
+    cluster: str, library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job queued with an engine choice (`vidocr serve`'s A/B runs) beside the same file's own job: the runner
+    extracts it with that choice on the driver; only the run's own jobs go to Ray (one task per video)."""
+    from vidocr.cluster import RayExtractor
+    from vidocr.daemon.choice import EngineChoice
+    from vidocr.daemon.jobs import JobQueue
+    from vidocr.files import Stamp
+
+    folder, db = tmp_path / "in", tmp_path / "lib.sqlite"
+    jobs_db = Path(f"{db}.jobs")
+    folder.mkdir()
+    for name in ("clip00.mp4", "clip01.mp4"):
+        os.link(library / name, folder / name)
+    queue = JobQueue(jobs_db)
+    try:
+        video = str((folder / "clip01.mp4").absolute())
+        assert queue.enqueue(video, Stamp.of(os.stat(video)), str(folder.absolute()),
+                             engine=EngineChoice.of("rapidocr").key()) == "new"
+    finally:
+        queue.close()
+    submitted: list[str] = []
+    real_submit = RayExtractor.submit
+
+    def submit(self: RayExtractor, path: str | os.PathLike[str]) -> None:
+        submitted.append(Path(path).name)
+        real_submit(self, path)
+
+    monkeypatch.setattr(RayExtractor, "submit", submit)
+    logger = logging.getLogger("vidocr")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    try:
+        assert main(["watch", str(folder), "--once", "--settle", "0.2", "--db", str(db), "-q", "--ray", cluster]) == 0
+    finally:
+        logger.handlers[:], logger.propagate = saved[0], saved[2]
+        logger.setLevel(saved[1])
+    assert sorted(submitted) == ["clip00.mp4", "clip01.mp4"]
+    conn = sqlite3.connect(jobs_db)
+    try:
+        jobs = sorted((Path(os.fsdecode(p)).name, e != "", s) for p, e, s in
+                      conn.execute("SELECT path, engine, state FROM jobs"))
+        ran = {j for (j,) in conn.execute("SELECT job_id FROM ray_runs")}
+        chosen = conn.execute("SELECT id FROM jobs WHERE engine != ''").fetchone()[0]
+    finally:
+        conn.close()
+    assert jobs == [("clip00.mp4", False, "done"), ("clip01.mp4", False, "done"), ("clip01.mp4", True, "done")]
+    assert len(ran) == 2 and chosen not in ran  # only the Ray runs are recorded for `vidocr jobs`
