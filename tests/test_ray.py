@@ -458,3 +458,15 @@ def test_watch_on_ray_runs_a_job_with_its_own_engine_choice_on_the_driver_and_se
         conn.close()
     assert jobs == [("clip00.mp4", False, "done"), ("clip01.mp4", False, "done"), ("clip01.mp4", True, "done")]
     assert len(ran) == 2 and chosen not in ran  # only the Ray runs are recorded for `vidocr jobs`
+
+
+def test_extract_on_ray_ends_with_the_per_node_line(cluster: str, library: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["extract", str(library / "clip00.mp4"), str(library / "clip01.mp4"), "-o", str(tmp_path),
+                 "--ray", cluster]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    [line] = [text for text in lines if text.startswith("ray: ")]
+    assert re.fullmatch(r"ray: 2 done, 0 failed, 0 running; nodes: \w{8} 2 \(\d+\.\dx\)", line), line
+    [last] = [i for i, text in enumerate(lines) if text.startswith("[2/2] ")]
+    assert lines.index(line) == last + 1  # after the videos' lines, before the summary

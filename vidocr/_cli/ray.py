@@ -92,6 +92,8 @@ def run_extract(args: argparse.Namespace) -> int:
             results[number] = ex._extract_one(video, extractor, plan, args, console, counter)
             if console.tty:
                 console.status(extractor.status())
+        console.clear()
+        console.line(extractor.status())  # the run's per-node figures, on a terminal or not
     finally:
         console.clear()
         ex._log_to(None, logged)
