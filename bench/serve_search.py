@@ -160,14 +160,15 @@ def cpu_seconds(pid: int) -> float | None:
     return sum(used[p] for p in family)
 
 
-def start_server(root: Path, db: Path, processes: int, pythonpath: str | None) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(root: Path, db: Path, processes: int, pythonpath: str | None,
+                 extra: list[str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     port = _port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
     server = subprocess.Popen(
         [sys.executable, "-m", "vidocr", "serve", str(root), "--db", str(db), "--port", str(port), "--no-worker",
-         "--processes", str(processes), "--rate", "100000", "--burst", "100000", "-q"],
+         "--processes", str(processes), "--rate", "100000", "--burst", "100000", "-q", *(extra or [])],
         env=env,
     )
     url = f"http://127.0.0.1:{port}"
@@ -214,6 +215,8 @@ def main() -> int:
     parser.add_argument("--ab", metavar="DIR", help="also run the server from the checkout in DIR (its vidocr "
                         "package), alternating rounds with this one: A = DIR, B = this checkout")
     parser.add_argument("--rounds", type=int, default=2, help="with --ab: rounds of each (A B A B ...)")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for this checkout's server (B), e.g. --server-arg=--rank-window=2000")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(args.keep or tmp)
@@ -225,7 +228,8 @@ def main() -> int:
         runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in sides}
         for _ in range(args.rounds if args.ab else 1):
             for name, pythonpath in sides:
-                server, url = start_server(root, db, args.processes, pythonpath)
+                extra = args.server_arg if name == "B" else None
+                server, url = start_server(root, db, args.processes, pythonpath, extra)
                 try:
                     clients(url, args.clients, 3.0, args.procs, args.client)  # warm the page cache and connections
                     runs[name].append(measure(server, url, args))
@@ -233,7 +237,8 @@ def main() -> int:
                     server.terminate()
                     server.wait(30)
     common = {**built, "clients": args.clients, "client_procs": args.procs, "client": args.client,
-              "server_processes": args.processes, "seconds_per_round": args.seconds}
+              "server_processes": args.processes, "seconds_per_round": args.seconds,
+              "server_args_B": args.server_arg}
     if not args.ab:
         print(json.dumps({**common, **runs["B"][0]}, indent=2))
     else:

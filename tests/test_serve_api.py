@@ -79,6 +79,18 @@ def test_search_query_language_and_filters(serve_client: TestClient, serve_libra
     assert len(found(q="lighthouse", modified_before=time.time() + 3600)) == 3
     bad = serve_client.get("/api/v1/search", params={"q": "x", "limit": 0})
     assert bad.status_code == 422 and "limit" in bad.json()["error"]
+    whole = serve_client.get("/api/v1/search", params={"q": "lighthouse"}).json()
+    assert not whole["windowed"] and len(whole["hits"]) == 3
+
+
+def test_rank_window_ranks_only_the_newest_matches(serve_library: Library, serve_client: TestClient) -> None:
+    with TestClient(create_app(serve_library.settings(rank_window=3))) as client:
+        narrow = client.get("/api/v1/search", params={"q": "lighthouse"}).json()
+    whole = serve_client.get("/api/v1/search", params={"q": "lighthouse"}).json()
+    # the three newest of five matches only (two are in the index's copy outside the roots, never shown)
+    assert narrow["windowed"] and not whole["windowed"] and len(whole["hits"]) == 3
+    shown = {h["cue_id"] for h in narrow["hits"]}
+    assert 1 <= len(shown) < 3 and shown < {h["cue_id"] for h in whole["hits"]}
 
 
 def test_metadata_and_cues_are_the_extraction(serve_client: TestClient, serve_library: Library) -> None:

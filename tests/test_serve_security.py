@@ -340,6 +340,9 @@ def test_keys_and_serve_commands(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "without API keys" in err and err.count("\n") == 1
     assert main(["serve", str(tmp_path / "missing"), "--db", fresh]) == 2
     assert main(["serve", str(lib), "--db", fresh, "--max-upload", "lots"]) == 2
+    assert main(["serve", str(lib), "--db", fresh, "--rank-window", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--rank-window must be a whole number from 1 to 1000000" in err and "Traceback" not in err
 
 
 def test_example_config_and_systemd_unit_agree() -> None:

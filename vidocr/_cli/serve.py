@@ -61,6 +61,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="server processes on the one port (default 1); one of them runs the job worker")
     p.add_argument("--stop-timeout", type=float, default=20.0, metavar="SECONDS",
                    help="on shutdown, let the current job finish this long, then give it back (default: 20)")
+    p.add_argument("--rank-window", type=int, default=10_000, metavar="N",
+                   help="a search matching more cues ranks only its newest N matches (default 10000, as `vidocr "
+                        "search`); lower: less CPU per request, ranking over fewer matches")
     p.add_argument("-q", "--quiet", action="store_true", help="log errors only")
     p.add_argument("-v", "--verbose", action="store_true", help="log each request (route, status, time, key name)")
     add_extract_options(p)
@@ -88,7 +91,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         burst=int(args.burst), max_upload_bytes=parse_size(args.max_upload), worker=not args.no_worker,
         extract=extract_options_from_args(args), formats=tuple(parse_format_args(args.format)),
         output_dir=Path(args.output_dir).absolute() if args.output_dir else None,
-        stop_timeout_s=float(args.stop_timeout),
+        stop_timeout_s=float(args.stop_timeout), rank_window=int(args.rank_window),
     )
 
 

@@ -230,7 +230,8 @@ def search_cues(
         video_glob = _GLOB_SPECIAL.sub(r"[\1]", str(state.roots[root])).rstrip(os.sep) + os.sep + "*"
     wanted = min(MAX_RESULTS, offset + limit)
     options = SearchOptions(limit=wanted + 1, video=video_glob, lang=lang, marks=("", ""),
-                            modified_after=modified_after, modified_before=modified_before)
+                            modified_after=modified_after, modified_before=modified_before,
+                            rank_window=state.settings.rank_window)
     if "\x00" in q:
         raise ApiError(400, "the query holds a NUL character")
     result = search(state.index(), q, options)
