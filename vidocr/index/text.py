@@ -322,8 +322,28 @@ def _term_regex(units: tuple[Unit, ...]) -> re.Pattern[str]:
     return re.compile(_SEP.join(parts))
 
 
-def _fold(text: str) -> tuple[str, list[int]]:
+class _FoldTable(dict[int, str]):
+    """``str.translate`` tables filled as characters are met: each character's fold (``odd`` False), or, for
+    ``odd``, '' for a character that folds to exactly one character and the character itself otherwise."""
+
+    def __init__(self, odd: bool) -> None:
+        super().__init__()
+        self.odd = odd
+
+    def __missing__(self, code: int) -> str:
+        folded = _fold_char(chr(code))
+        value = ("" if len(folded) == 1 else chr(code)) if self.odd else folded
+        self[code] = value
+        return value
+
+
+_FOLD_TABLE, _ODD_TABLE = _FoldTable(False), _FoldTable(True)
+
+
+def _fold(text: str) -> tuple[str, Sequence[int]]:
     """Case-, accent- and width-folded text, plus the index in ``text`` of every folded character."""
+    if not text.translate(_ODD_TABLE):  # every character folds to one (nearly always): one C pass each
+        return text.translate(_FOLD_TABLE), range(len(text))
     pieces: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
