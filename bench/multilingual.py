@@ -4,6 +4,7 @@
     python bench/multilingual.py --scripts ko,ru --fonts 1
     python bench/multilingual.py --libass        # the same lines drawn by libass, 720p and 360p
     python bench/multilingual.py --rtf           # real-time factor, Korean vs Chinese/English, one run
+    python bench/multilingual.py --real          # the real Russian clip in ../shared/data/real, --lang ru
 
 For each script, one synthetic 720p video per Debian font (tests/support/synth.py, white text with a black
 outline over moving photo-like scenery, H.264 CRF 30) is extracted with ``--lang`` and with ``auto``; cues are
@@ -127,12 +128,16 @@ def main() -> int:
                     help="only the real-time factor of a 60 s 720p Korean video (24 cues) read with --lang ko and "
                          "auto, beside a Chinese/English video with the same cue times read by PP-OCR: best of 3, "
                          "wall and CPU time, ratios to the Chinese/English video's")
+    ap.add_argument("--real", action="store_true",
+                    help="only the real Russian clip (../shared/data/real/ru_stylised_8s.mp4) with --lang ru: CER")
     args = ap.parse_args()
     from vidocr.engines import tesseract
 
     for item in args.upscale:
         name, _, factor = item.partition("=")
         tesseract.UPSCALE[name] = float(factor)
+    if args.real:
+        return real_russian()
     if args.rtf:
         return real_time()
     if args.libass:
@@ -331,6 +336,39 @@ def real_time() -> int:
         for name, (wall, cpu) in best.items():
             print(f"best of 3, {name:12}: {60 / wall:5.1f}x real time (wall {wall / base_wall:4.2f}x zh/en's), "
                   f"CPU {cpu:5.2f} s ({cpu / base_cpu:4.2f}x zh/en's), idle {60 * cores / cpu:5.1f}x")
+    return 0
+
+
+REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real"
+#: The captions of ru_stylised_8s.mp4, written from its frames (times to ~0.1 s; cues are matched by overlap).
+RU_REAL_TRUTH = [(0, 670, "ЭТО УЛЫБКА"), (670, 1400, "И СМЕХ"), (1400, 3000, "ЭТО ГЛАЗА, В КОТОРЫХ ЦЕЛЫЙ ОКЕАН"),
+                 (3000, 4470, "КРАСОТА В МЫСЛЯХ"), (4470, 6200, "В ЭМОЦИЯХ"), (6370, 7630, "В ЧУВСТВАХ"),
+                 (7630, 8000, "ОНА НЕОСЯЗАЕМА")]
+
+
+def russian_clip_cer(cues: list[vidocr.Cue]) -> tuple[float, list[str]]:
+    """CER of the real Russian clip's cues against RU_REAL_TRUTH (each caption against the cue over it most)."""
+    errors = chars = 0
+    lines = []
+    for start, end, text in RU_REAL_TRUTH:
+        best = max(cues, key=lambda c: min(c.end_ms, end) - max(c.start_ms, start), default=None)
+        hit = best is not None and min(best.end_ms, end) > max(best.start_ms, start)
+        n = len("".join(text.split()))
+        e = edits(best.text, text) if best is not None and hit else n
+        errors, chars = errors + e, chars + n
+        lines.append(f"{text!r} <- {best.text if best is not None and hit else None!r} ({e} edits)")
+    return errors / chars, lines
+
+
+def real_russian() -> int:
+    clip = REAL / "ru_stylised_8s.mp4"
+    if not clip.is_file():
+        print(f"no {clip}")
+        return 2
+    cues = list(vidocr.extract(clip, vidocr.ExtractOptions(lang=("ru",)))[0])
+    cer, lines = russian_clip_cer(cues)
+    print("\n".join(lines))
+    print(f"{clip.name} --lang ru: CER {cer:.1%}, {len(cues)} cues")
     return 0
 
 
