@@ -221,6 +221,22 @@ def test_jobs_page_uploads_queues_and_cancels(server: tuple[str, Library], page:
     page.press("#job-path", "Enter")
     page.wait_for_function("() => document.querySelector('#status').textContent.includes('..')", timeout=10_000)
     assert page.locator("#status").inner_text().startswith("not queued")
+    # a job naming its engine (A/B): an unknown one is refused in one line, a known one is a job of its own
+    page.fill("#job-engine", "nope")
+    page.fill("#job-path", "harbour.mp4")
+    page.press("#job-path", "Enter")
+    page.wait_for_function("() => document.querySelector('#status').textContent.includes('unknown engine')",
+                           timeout=10_000)
+    assert page.locator("#status").inner_text().startswith("not queued")
+    page.fill("#job-engine", "rapidocr")
+    page.press("#job-path", "Enter")
+    row = page.locator("#jobs-table tbody tr", has=page.locator("td.engine", has_text="rapidocr"))
+    row.wait_for(timeout=10_000)
+    assert row.locator(".state").inner_text() == "pending" and "harbour.mp4" in row.inner_text()
+    row.get_by_role("button", name="cancel").click()
+    page.wait_for_function("() => [...document.querySelectorAll('#jobs-table tr')].some(tr => tr.querySelector("
+                           "'td.engine')?.textContent === 'rapidocr' && tr.querySelector('.error')?.textContent"
+                           " === 'cancelled')", timeout=10_000)
 
 
 def test_with_keys_the_page_asks_for_one_and_sends_it_as_a_header(server: tuple[str, Library], page: Any) -> None:

@@ -417,6 +417,7 @@ async function openJobs() {
   $("#jobs-table tbody").replaceChildren(...data.jobs.slice().reverse().map((j) => el("tr", { "data-job": j.id },
     el("td", {}, j.id),
     el("td", {}, j.video_id ? el("a", { href: `#/video/${j.video_id}` }, j.path) : j.path),
+    el("td", { class: "engine" }, j.engine ? j.engine.label : ""),
     el("td", { class: "state" }, j.state),
     el("td", {}, j.state === "running" ? Math.round(j.progress * 100) + "%" : ""),
     el("td", { class: "error" }, j.error || ""),
@@ -433,7 +434,11 @@ async function cancelJob(id) {
 async function queuePath(e) {
   e.preventDefault();
   try {
-    const r = await api("/jobs", { method: "POST", json: { path: $("#job-path").value.trim() } });
+    const body = { path: $("#job-path").value.trim() };
+    for (const [key, sel] of [["engine", "#job-engine"], ["profile", "#job-profile"]])
+      if ($(sel).value.trim()) body[key] = $(sel).value.trim();
+    if ($("#job-server").value.trim()) body.server = [$("#job-server").value.trim()];
+    const r = await api("/jobs", { method: "POST", json: body });
     $("#job-path").value = "";
     await openJobs();
     status(`job ${r.job.id}: ${r.queued}`);
