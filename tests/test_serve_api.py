@@ -306,6 +306,14 @@ def test_upload_is_probed_then_queued_and_cancel(own_library: Library) -> None:
         assert back.status_code == 202 and back.json()["queued"] == "retried"
         assert back.json()["job"]["state"] == "pending" and back.json()["job"]["id"] == job["id"]
         assert client.delete(f"/api/v1/jobs/{job['id']}").json()["error"] == "cancelled"
+        named = client.post("/api/v1/uploads", params={"filename": "clip two.mp4", "engine": "rapidocr"},
+                            content=data)
+        assert named.status_code == 202 and named.json()["job"]["engine"]["engine"] == "rapidocr", named.text
+        assert client.delete(f"/api/v1/jobs/{named.json()['job']['id']}").json()["error"] == "cancelled"
+        refused = client.post("/api/v1/uploads", params={"filename": "clip three.mp4", "engine": "nope"},
+                              content=data)
+        assert refused.status_code == 422 and "unknown engine 'nope'" in refused.json()["error"]
+        assert not list(own_library.settings().uploads.rglob("clip three.mp4"))  # refused before it was read
         notvideo = client.post("/api/v1/uploads", params={"filename": "notes.mp4"}, content=b"just some text\n" * 50)
         assert notvideo.status_code == 422 and "notes.mp4" in notvideo.json()["error"]
         assert "\n" not in notvideo.json()["error"]

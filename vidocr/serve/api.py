@@ -473,11 +473,17 @@ _SAFE_NAME = re.compile(r"[^\w.\- ]+")
 @router.post("/uploads", status_code=202, summary="Upload a video (the raw request body) and queue it",
              openapi_extra={"requestBody": {"content": {"application/octet-stream": {"schema": {
                  "type": "string", "format": "binary"}}}, "required": True}})
-async def upload(request: Request, filename: str = Query(min_length=1, max_length=200)) -> JSONResponse:
+async def upload(
+    request: Request, filename: str = Query(min_length=1, max_length=200),
+    engine: str | None = Query(None, max_length=100, description="as in POST /jobs: a job of its own (A/B)"),
+    profile: str | None = Query(None, max_length=100), model: str | None = Query(None, max_length=200),
+    server: Annotated[list[str] | None, Query(max_length=16)] = None,
+) -> JSONResponse:
     import asyncio
 
     state = _state(request)
     state.authenticate(request, "full")
+    choice = _choice(JobIn(path=filename, engine=engine, profile=profile, model=model, server=server), state)
     limit = state.settings.max_upload_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -502,7 +508,7 @@ async def upload(request: Request, filename: str = Query(min_length=1, max_lengt
         target.unlink(missing_ok=True)
         folder.rmdir()
         raise
-    return await asyncio.to_thread(_enqueue, state, real, Path(os.path.realpath(state.settings.uploads)))
+    return await asyncio.to_thread(_enqueue, state, real, Path(os.path.realpath(state.settings.uploads)), choice)
 
 
 @router.get("/jobs", summary="Jobs on the queue (shared with `vidocr watch`)")
