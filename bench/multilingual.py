@@ -3,7 +3,6 @@
     python bench/multilingual.py                 # ko ru ar th hi, 3 fonts each, 8 lines per video
     python bench/multilingual.py --scripts ko,ru --fonts 1
     python bench/multilingual.py --libass        # the same lines drawn by libass, 720p and 360p
-    python bench/multilingual.py --rtf           # real-time factor, Korean vs Chinese/English, one run
     python bench/multilingual.py --real          # the real Russian clip in ../shared/data/real, --lang ru
 
 For each script, one synthetic 720p video per Debian font (tests/support/synth.py, white text with a black
@@ -20,8 +19,6 @@ fonts-dejavu-core, fonts-thai-tlwg, fonts-freefont-ttf.
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import sys
 import tempfile
 import time
@@ -124,10 +121,6 @@ def main() -> int:
                     help="subtitles drawn by libass (FFmpeg's ass filter, tests/support/libass.py) instead of PIL, "
                          "at 720p (43 px text) and 360p (27 px), through vidocr.extract with --lang and auto")
     ap.add_argument("--sizes", default=",".join(LIBASS_SIZES), help="--libass: which of " + ", ".join(LIBASS_SIZES))
-    ap.add_argument("--rtf", action="store_true",
-                    help="only the real-time factor of a 60 s 720p Korean video (24 cues) read with --lang ko and "
-                         "auto, beside a Chinese/English video with the same cue times read by PP-OCR: best of 3, "
-                         "wall and CPU time, ratios to the Chinese/English video's")
     ap.add_argument("--real", action="store_true",
                     help="only the real Russian clip (../shared/data/real/ru_stylised_8s.mp4) with --lang ru: CER")
     args = ap.parse_args()
@@ -138,8 +131,6 @@ def main() -> int:
         tesseract.UPSCALE[name] = float(factor)
     if args.real:
         return real_russian()
-    if args.rtf:
-        return real_time()
     if args.libass:
         return libass_mode(args.scripts.split(","), args.fonts, args.sizes.split(","))
     samples = Path(__file__).resolve().parent.parent / "samples"
@@ -292,53 +283,6 @@ def libass_mode(scripts: list[str], fonts: int, sizes: list[str]) -> int:
     return 0
 
 
-def real_time() -> int:
-    """The real-time factor of Korean read with Tesseract beside the Chinese/English path (PP-OCR) in one run: two
-    60 s 720p videos with the same 24 cue times, one Korean (NanumGothic), one with bench/speed.py's Chinese and
-    English lines; wall and CPU time, best of 3, as ratios to the Chinese/English video's."""
-    fonts, lines = SCRIPTS["ko"]
-    timing = [(0.5 + 2.5 * i, 2.5 + 2.5 * i) for i in range(24)]
-    zh_en = ["今天天气很好，我们出去走走吧", "I don't think that's a good idea.", "你看那边的山上有很多人",
-             "Wait, what did you just say?", "我也不知道，过去看看就明白了", "It's late, we should go home now.",
-             "走吧，天黑之前一定要回家", "好的"]
-    with tempfile.TemporaryDirectory() as tmp:
-        ko, zh = Path(tmp) / "ko60.mp4", Path(tmp) / "zh60.mp4"
-        render_video(SynthSpec(duration=60, seed=1, cues=tuple(
-            SynthCue(a, b, zh_en[i % len(zh_en)]) for i, (a, b) in enumerate(timing))), zh)
-        saved = synth.FONT_PATH
-        synth.FONT_PATH = fonts[0]
-        synth._font.cache_clear()
-        synth._has_glyph.cache_clear()
-        try:
-            render_video(SynthSpec(duration=60, seed=1, cues=tuple(
-                SynthCue(a, b, lines[i % len(lines)]) for i, (a, b) in enumerate(timing))), ko)
-        finally:
-            synth.FONT_PATH = saved
-            synth._font.cache_clear()
-            synth._has_glyph.cache_clear()
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        print(f"60 s 720p videos, {cores} cores, load average {os.getloadavg()[0]:.1f} at start; CPU s = this "
-              f"process's user+sys; 'idle' = 60 / (CPU s / {cores}): the rate on {cores} otherwise idle cores if the "
-              "work spread over them as it does here")
-        runs: dict[str, list[tuple[float, float]]] = {}
-        cases = [("ko --lang ko", ko, ("ko",)), ("ko auto", ko, ()), ("zh/en auto", zh, ())]
-        for _ in range(3):
-            for name, path, lang in cases:
-                t0, c0 = time.perf_counter(), _cpu()
-                out, _info = vidocr.extract(path, vidocr.ExtractOptions(lang=lang))
-                n = len(list(out))
-                wall, cpu = time.perf_counter() - t0, _cpu() - c0
-                runs.setdefault(name, []).append((wall, cpu))
-                print(f"{name:12}: {n:2} cues, {wall:5.2f} s, {60 / wall:5.1f}x real time, CPU {cpu:5.2f} s "
-                      f"(idle {60 * cores / cpu:5.1f}x)", flush=True)
-        best = {name: (min(w for w, _ in r), min(c for _, c in r)) for name, r in runs.items()}
-        base_wall, base_cpu = best["zh/en auto"]
-        for name, (wall, cpu) in best.items():
-            print(f"best of 3, {name:12}: {60 / wall:5.1f}x real time (wall {wall / base_wall:4.2f}x zh/en's), "
-                  f"CPU {cpu:5.2f} s ({cpu / base_cpu:4.2f}x zh/en's), idle {60 * cores / cpu:5.1f}x")
-    return 0
-
-
 REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real"
 #: The captions of ru_stylised_8s.mp4, written from its frames (times to ~0.1 s; cues are matched by overlap).
 RU_REAL_TRUTH = [(0, 670, "ЭТО УЛЫБКА"), (670, 1400, "И СМЕХ"), (1400, 3000, "ЭТО ГЛАЗА, В КОТОРЫХ ЦЕЛЫЙ ОКЕАН"),
@@ -370,11 +314,6 @@ def real_russian() -> int:
     print("\n".join(lines))
     print(f"{clip.name} --lang ru: CER {cer:.1%}, {len(cues)} cues")
     return 0
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":
