@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
 def _no_match_hint(conn: Any, args: argparse.Namespace) -> str | None:
     """Why a query may have found nothing: a --lang no track has, or operator words written in lower case."""
     if args.lang:
-        langs = sorted({row[0] for row in conn.execute("SELECT DISTINCT lang FROM tracks WHERE lang IS NOT NULL")})
+        langs = sorted({code.strip() for row in conn.execute("SELECT DISTINCT lang FROM tracks WHERE lang IS NOT NULL")
+                        for code in row[0].split(",") if code.strip()})  # a track may store a list: "ko,en"
         if not langs:
             return ("no track has a language: give it with `vidocr index build --lang LANG`, or name sidecars "
                     "film.LANG.srt; or search without --lang")

@@ -25,7 +25,8 @@ MAX_LIMIT = 1_000_000
 @dataclass(frozen=True)
 class SearchOptions:
     """limit: hits returned. video: glob on the video path (without a slash: on its end, e.g. ``*.mkv``).
-    lang: track language (``zh`` also matches ``zh-Hans``). marks: put around matches in ``Hit.highlighted``.
+    lang: track language (``zh`` also matches ``zh-Hans``; a track of several, ``ko,en``, matches each).
+    marks: put around matches in ``Hit.highlighted``.
     rank_window: rank at most this many matches (newest first) by bm25."""
 
     limit: int = 20
@@ -120,8 +121,13 @@ def _filters(conn: sqlite3.Connection, options: SearchOptions) -> tuple[str, str
         conds.append("v.path GLOB ?")
         params.append(pattern)
     if options.lang:
-        conds.append("(lower(t.lang) = lower(?) OR lower(t.lang) GLOB lower(?) || '[-_]*')")
-        params += [options.lang, options.lang]
+        # A track stores one code or a comma-separated list ("ko,en"): any of them matches, exactly or as
+        # the language of a subtag ("zh" matches "zh-Hans"). instr, not GLOB: the value is not a pattern.
+        langs = "(',' || replace(lower(t.lang), ' ', '') || ',')"
+        conds.append(f"(instr({langs}, ',' || ? || ',') OR instr({langs}, ',' || ? || '-')"
+                     f" OR instr({langs}, ',' || ? || '_'))")
+        wanted = options.lang.strip().lower()
+        params += [wanted, wanted, wanted]
     if options.modified_after is not None:
         conds.append("v.mtime_ns >= ?")
         params.append(int(options.modified_after * 1e9))
