@@ -113,11 +113,12 @@ class PpOcr:
         boxes = _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])
         return [(box, text, score) for box, (text, score) in zip(boxes, texts, strict=True)]
 
-    def detect(self, image: np.ndarray) -> np.ndarray:
-        """The text boxes of a BGR image alone (N x 4 corner points in image coordinates, reading order)."""
+    def detect(self, image: np.ndarray, det_limit: int | None = None) -> np.ndarray:
+        """The text boxes of a BGR image alone (N x 4 corner points in image coordinates, reading order).
+        ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        _, top, ratio_h, ratio_w, boxes = self._detect_scaled(image)
+        _, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit)
         if not len(boxes):
             return np.zeros((0, 4, 2), np.float32)
         return _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])

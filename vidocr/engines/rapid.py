@@ -129,14 +129,23 @@ def line_crop(image: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> 
 
 
 def read_band_tesseract(ocr: PpOcr, reader: TesseractReader, image: np.ndarray) -> OcrResult:
-    """PP-OCR's detector finds the lines, Tesseract reads them."""
-    pieces = []
-    for quad in ocr.detect(image):
-        x0, y0 = quad.min(axis=0)
-        x1, y1 = quad.max(axis=0)
-        text, conf = reader.read_line(line_crop(image, x0, y0, x1, y1))
-        if text and conf >= TESS_MIN_CONF:
-            pieces.append((float(x0), float(y0), float(x1), float(y1), text, conf))
+    """PP-OCR's detector finds the lines, Tesseract reads them. As :func:`read_all_again`, a band wider than
+    the detector's input where no line is kept is looked at again nearer full resolution (shrunk to the input
+    size, a tight crop of one line is a few pixels high, and the detector may box nothing)."""
+
+    def read(quads: np.ndarray) -> list[tuple[float, float, float, float, str, float]]:
+        pieces = []
+        for quad in quads:
+            x0, y0 = quad.min(axis=0)
+            x1, y1 = quad.max(axis=0)
+            text, conf = reader.read_line(line_crop(image, x0, y0, x1, y1))
+            if text and conf >= TESS_MIN_CONF:
+                pieces.append((float(x0), float(y0), float(x1), float(y1), text, conf))
+        return pieces
+
+    pieces = read(ocr.detect(image))
+    if not pieces and image.shape[1] > ocr.config.det_limit_side:
+        pieces = read(ocr.detect(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT)))
     return OcrResult(lines=tuple(group_lines(pieces, rtl=reader.rtl)))
 
 
