@@ -16,8 +16,9 @@ from vidocr.detect import (
     ReadRequest,
     SegmentEnded,
     SegmentStarted,
+    changed_line_similarity,
 )
-from vidocr.textmask import analysis_image, analysis_scale, edge_mask
+from vidocr.textmask import analysis_image, analysis_scale, edge_mask, similarity
 from vidocr.types import Box, Timestamp
 
 TB = Fraction(1, 25)
@@ -223,3 +224,76 @@ def test_a_read_of_a_subtitle_appearing_beside_a_still_sign_is_no_repeat_of_the_
     for i, luma in enumerate(frames):
         reads += [e for e in det.push(Timestamp(i, TB), edge_mask(luma, scale)) if isinstance(e, ReadRequest)]
     assert [r.ts.pts for r in reads] == [0, 9] and reads[1].grown, [(r.ts.pts, r.grown) for r in reads]
+
+
+def page_and(text: str | None, shift: int = 0) -> np.ndarray:
+    """A band with a page of small dark print on light paper over its upper rows, off to the left, its
+    lines of print reaching into the top of the subtitle's rows; optionally the subtitle, centred, over it."""
+    img = Image.new("L", (WIDTH, HEIGHT), 60)
+    draw = ImageDraw.Draw(img)
+    small = ImageFont.truetype(str(FONT_PATH), 18)
+    draw.rectangle((180 + shift, 0, 900 + shift, TEXT_TOP + 30), fill=225)
+    for row, y in enumerate(range(4, TEXT_TOP + 16, 22)):
+        line = "the train leaves at half past nine and we should be back by tomorrow morning"
+        draw.text((190 + shift, y), line[row:], font=small, fill=35)
+    if text:
+        font = ImageFont.truetype(str(FONT_PATH), FONT)
+        w = draw.textlength(text, font=font)
+        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=240, stroke_width=3, stroke_fill=0)
+    return np.asarray(img)
+
+
+def _segment_starts(frames: list[np.ndarray]) -> list[int]:
+    scale = analysis_scale(WIDTH)
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+    det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
+    starts = []
+    for i, luma in enumerate(frames):
+        starts += [e.segment.start.pts for e in det.push(Timestamp(i, TB), edge_mask(luma, scale))
+                   if isinstance(e, SegmentStarted)]
+    return starts
+
+
+def test_a_subtitle_drawn_over_a_page_of_print_starts_and_ends_a_segment() -> None:
+    # Seen on libass-rendered clips: the subtitle's glyphs merge with the page's lines into one block, neither
+    # centred nor a small part of the mask, and the masks stay alike (0.8); the pixels it adds are a line.
+    scale = analysis_scale(WIDTH)
+    page, over = edge_mask(page_and(None), scale), edge_mask(page_and("I told you, I was at the office."), scale)
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+    assert similarity(page, over) >= DetectOptions().same_threshold  # the whole masks cannot tell
+    assert changed_line_similarity(page, over, core, FONT * scale) < DetectOptions().same_threshold
+    assert changed_line_similarity(over, page, core, FONT * scale) < DetectOptions().same_threshold
+    frames = [page_and(None)] * 8 + [page_and("I told you, I was at the office.")] * 10 + [page_and(None)] * 8
+    assert _segment_starts(frames) == [0, 8, 18]
+
+
+def test_a_page_of_print_that_moves_is_no_new_line() -> None:
+    scale = analysis_scale(WIDTH)
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+    for shift in (2, 4, 8):
+        before, after = edge_mask(page_and(None), scale), edge_mask(page_and(None, shift), scale)
+        assert changed_line_similarity(before, after, core, FONT * scale) >= DetectOptions().same_threshold
+    text = "I told you, I was at the office."
+    assert _segment_starts([page_and(text, shift) for shift in range(0, 20, 2)]) == [0]
+
+
+def shapes_and(text: str | None) -> np.ndarray:
+    """A band whose upper rows hold still, bright outlined picture detail across its width (text-like shapes:
+    a shelf of labelled boxes), and optionally a short subtitle on its lower rows."""
+    img = Image.new("L", (WIDTH, HEIGHT), 150)
+    draw = ImageDraw.Draw(img)
+    small = ImageFont.truetype(str(FONT_PATH), 22)
+    for i in range(18):
+        draw.text((60 + (i % 9) * 135, 2 + (i // 9) * 28), "BOX", font=small, fill=250, stroke_width=2, stroke_fill=0)
+    if text:
+        font = ImageFont.truetype(str(FONT_PATH), FONT)
+        w = draw.textlength(text, font=font)
+        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=0)
+    return np.asarray(img)
+
+
+def test_a_subtitle_under_still_picture_detail_starts_at_its_own_first_frame() -> None:
+    # Picture detail off the subtitle rows is no text until a subtitle line is beside it; then it is part of
+    # the new state's mask, and it was there all along: the start must be judged on the subtitle's line.
+    frames = [shapes_and(None)] * 8 + [shapes_and("Run!")] * 10
+    assert _segment_starts(frames) == [0, 8]

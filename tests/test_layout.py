@@ -246,3 +246,17 @@ def test_a_centred_line_of_several_boxes_stays_whole() -> None:
     assert layout.filter(OcrResult((phrases,))).text == "东西 要我帮你"
     sign = _row((60, 200, "CITY"), (230, 420, "LIBRARY"))  # no run of it is centred: left as it is
     assert layout.filter(OcrResult((sign,))).text == "CITY LIBRARY"
+
+
+def test_a_line_is_centred_by_where_the_recogniser_found_its_text() -> None:
+    # The detector's box took in bright chrome left of the subtitle (and glyph ink can too: closed light
+    # shapes); the recogniser's first and last characters are where the text is.
+    layout = SubtitleLayout(WIDTH)
+    for i in range(CENTRED_EVIDENCE + 1):
+        layout.filter(OcrResult((_centred(f"subtitle {i}", 500),)))
+    line = replace(_line("Keep your voice down, they'll hear us.", 180, 840), ink=(180, 1016))
+    assert layout.filter(OcrResult((line,))).text == ""  # by its box and ink: off-centre, dropped
+    spanned = replace(line, text_cols=(262, 1016))
+    assert layout.filter(OcrResult((spanned,))).text == "Keep your voice down, they'll hear us."
+    moved = OcrResult((spanned,)).shifted(4, 0).lines[0]
+    assert moved.text_cols == (266, 1020)

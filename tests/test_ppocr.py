@@ -129,3 +129,34 @@ def test_a_band_read_that_finds_nothing_looks_again_nearer_full_resolution() -> 
     ocr = build_ocr()
     assert ocr.read(band) == []  # the detector at its usual input size misses it...
     assert read_band(ocr, band).text == "Oh."  # ...the second look reads it
+
+
+def test_the_recogniser_says_where_in_its_crop_the_text_is() -> None:
+    # A detector box can take in bright picture detail beside a subtitle (chrome, a lamp): the box is then
+    # off-centre though the text is not. The CTC steps of the first and last character say where the text is.
+    import cv2
+    from PIL import Image, ImageDraw, ImageFont
+    from support.synth import FONT_PATH
+
+    from vidocr.engines.rapid import build_ocr, read_band
+
+    img = Image.new("RGB", (1280, 120), (60, 60, 60))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT_PATH), 40)
+    text = "Keep your voice down."
+    width = draw.textlength(text, font=font)
+    left = round((1280 - width) / 2)
+    draw.text((left, 40), text, font=font, fill=(245, 245, 245), stroke_width=2, stroke_fill=(0, 0, 0))
+    # A bright chrome pipe reaching to just before the text, in the same crop.
+    draw.rounded_rectangle((left - 170, 48, left - 12, 78), radius=12, fill=(225, 225, 230), outline=(20, 20, 20))
+    band = cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
+    ocr = build_ocr()
+    crop = np.ascontiguousarray(band[30:100, left - 180 : round(left + width) + 8])
+    ((got, _, span),) = ocr.recognize_spans([crop])
+    assert got.endswith(text) and span is not None
+    columns = span[0] * crop.shape[1], span[1] * crop.shape[1]
+    assert abs(columns[0] - 180) <= 24 and abs(columns[1] - (crop.shape[1] - 8)) <= 24, columns
+    # A band read gives each line the columns of its text, in the band's pixels.
+    (line,) = read_band(ocr, band).lines
+    assert line.text_cols is not None
+    assert abs(line.text_cols[0] - left) <= 24 and abs(line.text_cols[1] - (left + width)) <= 24

@@ -41,6 +41,10 @@ SPLIT_SIMILARITY = 0.3
 CENTRED = 0.03
 #: A centred line with less than this share of its band's mask is judged on its own (see centred_similarity).
 SMALL_PART = 0.5
+#: Rows and columns of pixels that came or went with at least this share of the median count are a line's.
+DENSE = 0.4
+#: ... and where more than this share of as many pixels went the other way, picture detail moved there.
+MOVED_SHARE = 0.35
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,7 @@ class BandChangeDetector:
         # Subtitles keep one font size through a video: lines much smaller than the ones the band
         # finder saw (in analysis pixels) are picture detail, not subtitles.
         self._min_height = max(6, int(line_height * 0.35)) if line_height else 6
+        self._line_height = line_height
         self._segment: Segment | None = None
         self._pending: _Pending | None = None
         self._lines: tuple[TextLine, ...] = ()
@@ -254,6 +259,7 @@ class BandChangeDetector:
             # The band may look alike only because picture detail fills most of its mask (a small
             # subtitle beside a bright object): judge the centred lines, where subtitles are, on their own.
             sim = min(sim, centred_similarity(seg.mask, seg.lines, mask, lines, self._core))
+            sim = min(sim, changed_line_similarity(seg.mask, mask, self._core, self._line_height))
         if held and not lines:
             # The lines vanished but the glyphs did not: picture detail touching them made shapes that
             # are no text. Still this subtitle; a drift read checks it.
@@ -297,7 +303,7 @@ class BandChangeDetector:
                 ):
                     gap, boundary = self._left_at, pend.first
         if not seg.has_text and pend.lines:
-            boundary = self._shown_since(boundary, pend.mask, seg.start)
+            boundary = self._shown_since(boundary, self._core_glyphs(pend.mask, pend.lines), seg.start)
         self._left_at = None
         seg.end = gap or boundary
         yield SegmentEnded(seg, seg.end)
@@ -338,6 +344,19 @@ class BandChangeDetector:
         if when == ts:
             return edges
         return next((sample.edges for sample in reversed(self._recent) if sample.ts == when), None)
+
+    def _core_glyphs(self, mask: np.ndarray, lines: list[TextLine]) -> np.ndarray:
+        """``mask``'s pixels on its lines in the core rows (where the band finder saw the subtitles), when it
+        has enough of them: picture detail elsewhere in the band counts as text only beside a subtitle line
+        (see _text), and was in the frames before the subtitle came, outside the masks."""
+        core = self._core
+        if core is None:
+            return mask
+        keep = np.zeros_like(mask)
+        for ln in lines:
+            if ln.y0 < core[1] and ln.y1 > core[0]:
+                keep[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1] = mask[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1]
+        return keep if np.count_nonzero(keep) >= GLYPHS_MIN_PIXELS else mask
 
     def _shown_since(self, first: Timestamp, glyphs: np.ndarray, floor: Timestamp) -> Timestamp:
         """The first frame of a run, ending just before ``first``, in which a subtitle that appears on an
@@ -482,6 +501,61 @@ def centred_similarity(
                 continue
             worst = min(worst, overlap(own, cv2.dilate(other[y0:y1, x0:x1], _KERNEL3)))
     return worst
+
+
+def changed_line_similarity(
+    old: np.ndarray, new: np.ndarray, rows: tuple[int, int] | None = None, line_height: float | None = None
+) -> float:
+    """How alike the two masks are where pixels came (or went) between them in the shape of a subtitle line:
+    1 minus the share of the mask's pixels in that line's box that are new (or gone); 1.0 when the pixels
+    that differ make no such line.
+
+    A subtitle drawn over text in the picture (a page of print behind the band) merges with it into one
+    block of lines, neither centred nor a small part of the mask (centred_similarity cannot see it), and
+    adds too little to the whole mask to count; the pixels it adds are a line of their own. Their box (the
+    rows and columns where they are dense, see _dense: the page's edge may run through them) must be centred, on
+    ``rows`` when known, not cut by the band's top or bottom edge, and at most two line heights tall when
+    ``line_height`` is known (picture detail that moved is spread over the band)."""
+    height, width = old.shape
+    worst = 1.0
+    gained, lost = cv2.subtract(new, cv2.dilate(old, _KERNEL3)), cv2.subtract(old, cv2.dilate(new, _KERNEL3))
+    for mask, own, back in ((new, gained, lost), (old, lost, gained)):
+        if line_height is not None:  # straight picture edges longer than any stroke of a glyph
+            tall_run = cv2.morphologyEx(own, cv2.MORPH_OPEN, np.ones((max(3, int(1.2 * line_height)), 1), np.uint8))
+            long_run = cv2.morphologyEx(own, cv2.MORPH_OPEN, np.ones((1, max(3, int(2 * line_height))), np.uint8))
+            own = cv2.subtract(own, cv2.max(tall_run, long_run))
+        if np.count_nonzero(own) < GLYPHS_MIN_PIXELS:
+            continue
+        y0, y1 = _dense(own.sum(axis=1, dtype=np.int32))
+        x0, x1 = _dense(own[y0 : y1 + 1].sum(axis=0, dtype=np.int32))
+        tall = y1 - y0 + 1
+        if y0 <= 0 or y1 >= height - 1 or (line_height is not None and tall > 2 * line_height):
+            continue
+        if abs((x0 + x1) / 2 - width / 2) > CENTRED * width + 0.5 * tall:
+            continue
+        if rows is not None and min(y1, rows[1]) - max(y0, rows[0]) < 0.5 * tall:
+            continue
+        came = int(np.count_nonzero(own[y0 : y1 + 1, x0 : x1 + 1]))
+        if np.count_nonzero(back[y0 : y1 + 1, x0 : x1 + 1]) > MOVED_SHARE * came:
+            continue  # as much went as came: picture detail that moved (shake, a pan), not a line drawn or wiped
+        left, right = max(0, x0 - int(line_height or tall)), x1 + int(line_height or tall) + 1
+        stays = cv2.subtract(mask[y0 : y1 + 1, left:right], own[y0 : y1 + 1, left:right])
+        stays[:, x0 - left : x1 + 1 - left] = 0
+        if np.count_nonzero(stays) > MOVED_SHARE * came:
+            continue  # glyphs of the same line stay beside them: part of a subtitle flickered, none came or went
+        shown = max(1, int(np.count_nonzero(mask[y0 : y1 + 1, x0 : x1 + 1])))
+        worst = min(worst, 1.0 - came / shown)
+    return worst
+
+
+def _dense(counts: np.ndarray) -> tuple[int, int]:
+    """The first and last index whose count is at least DENSE of the count a typical pixel sees (the median
+    over pixels, not over indices): where a line's glyph pixels are, without the thin picture edges (one or
+    two pixels a column) that run past them."""
+    ordered = np.sort(counts[counts > 0])
+    typical = ordered[np.searchsorted(np.cumsum(ordered), ordered.sum() / 2)]
+    where = np.flatnonzero(counts >= DENSE * float(typical))
+    return int(where[0]), int(where[-1])
 
 
 def added(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:

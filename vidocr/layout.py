@@ -80,15 +80,15 @@ class SubtitleLayout:
         #: Lines read with light, outlined glyphs (see glyph_fill), shared by the zones of a video: a zone over a
         #: book page may see none of the video's subtitles.
         self.glyphs = glyphs or GlyphEvidence()
-        #: Where each recent text was drawn (centre column), and the texts seen to move sideways.
-        self._columns: OrderedDict[str, float] = OrderedDict()
+        #: Where each recent text was drawn (its first and end column), and the texts seen to move sideways.
+        self._columns: OrderedDict[str, tuple[int, int]] = OrderedDict()
         self._moving: set[str] = set()
         self.dropped = 0
 
-    def centred(self, box: Box, ink: tuple[int, int] | None = None) -> bool:
-        """Whether a line's text is centred: its ink columns when known (the detector's box may take in picture
-        detail beside the text), else its box."""
-        centre = (ink[0] + ink[1]) / 2 if ink is not None else box.x + box.w / 2
+    def centred(self, box: Box, cols: tuple[int, int] | None = None) -> bool:
+        """Whether a line's text is centred: by ``cols`` when known (where the text is, :func:`_text_cols`: the
+        detector's box may take in picture detail beside it), else by its box."""
+        centre = (cols[0] + cols[1]) / 2 if cols is not None else box.x + box.w / 2
         return abs(centre - self.width / 2) <= CENTRE_TOLERANCE * self.width + 0.15 * box.h
 
     def _height_fits(self, box: Box) -> bool:
@@ -111,7 +111,7 @@ class SubtitleLayout:
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
         lines = self._still(tuple(self._trimmed(ln) for ln in result.lines))
-        anchors = [ln for ln in lines if self.centred(_box(ln), ln.ink) and self._height_fits(_box(ln))]
+        anchors = [ln for ln in lines if self.centred(_box(ln), _text_cols(ln)) and self._height_fits(_box(ln))]
         if anchors:
             kept = tuple(ln for ln in lines if ln in anchors or self._aligned(ln, anchors))
         elif self._proven_centred():
@@ -131,7 +131,7 @@ class SubtitleLayout:
         that is (text in the picture beside a subtitle on its row, read into the subtitle's line); else the
         line as it is."""
         box, parts = _box(line), line.parts
-        if not parts or self.centred(box, line.ink):
+        if not parts or self.centred(box, _text_cols(line)):
             return line
         best: tuple[int, int] | None = None  # (first, last) part of the longest centred run
         for i in range(len(parts)):
@@ -145,12 +145,12 @@ class SubtitleLayout:
         kept = parts[best[0] : best[1] + 1]
         run = _union(p.box for p in kept)
         start = min(p.start for p in kept)
-        ink = (max(line.ink[0], run.x), min(line.ink[1], run.x + run.w)) if line.ink is not None else None
         return replace(
             line,
             text=line.text[start : max(p.end for p in kept)],
             box=run,
-            ink=ink if ink is not None and ink[0] < ink[1] else None,
+            ink=_clipped(line.ink, run),
+            text_cols=_clipped(line.text_cols, run),
             parts=tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else (),
         )
 
@@ -162,11 +162,15 @@ class SubtitleLayout:
             if len(key) < 2:
                 continue
             box = _box(ln)
-            column = (ln.ink[0] + ln.ink[1]) / 2 if ln.ink is not None else box.x + box.w / 2
+            edges = _text_cols(ln) or (box.x, box.x + box.w)
             before = self._columns.pop(key, None)
-            if before is not None and abs(column - before) > max(MOVED * box.h, MOVED_WIDTH * self.width):
-                self._moving.add(key)
-            self._columns[key] = column
+            if before is not None:
+                far = max(MOVED * box.h, MOVED_WIDTH * self.width)
+                shifts = (edges[0] - before[0], edges[1] - before[1])
+                # Both edges, one way: a box or ink that took in picture detail on one side moves one edge.
+                if min(map(abs, shifts)) > far and (shifts[0] > 0) == (shifts[1] > 0):
+                    self._moving.add(key)
+            self._columns[key] = edges
             while len(self._columns) > 256:
                 self._columns.popitem(last=False)
         return tuple(ln for ln in lines if comparable(ln.text) not in self._moving)
@@ -184,6 +188,19 @@ class SubtitleLayout:
             ):
                 return True
         return False
+
+
+def _text_cols(line: OcrLine) -> tuple[int, int] | None:
+    """Where a line's text is drawn, when known: the columns the recogniser aligned its characters to, else
+    the columns of its closed light glyphs (ink; picture detail can be closed light shapes too)."""
+    return line.text_cols if line.text_cols is not None else line.ink
+
+
+def _clipped(cols: tuple[int, int] | None, box: Box) -> tuple[int, int] | None:
+    if cols is None:
+        return None
+    x0, x1 = max(cols[0], box.x), min(cols[1], box.x + box.w)
+    return (x0, x1) if x0 < x1 else None
 
 
 def _chars(parts: Sequence[OcrPart]) -> int:

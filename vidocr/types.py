@@ -78,6 +78,9 @@ class OcrLine:
     #: The detector boxes the line was joined from, left to right, when there were several: text in the picture
     #: beside a subtitle on the same row (a sign, a badge) is one of them (see :mod:`vidocr.layout`).
     parts: tuple[OcrPart, ...] = ()
+    #: The columns (first, end) where the recogniser aligned the text, in ``box``'s coordinates, when known:
+    #: where the text is, whatever picture detail the detector's box took in beside it.
+    text_cols: tuple[int, int] | None = None
 
     def moved(self, dx: int, dy: int) -> OcrLine:
         """The same line with its box, ink and parts moved by (dx, dy)."""
@@ -87,6 +90,7 @@ class OcrLine:
             self,
             box=_moved(self.box, dx, dy),
             ink=(self.ink[0] + dx, self.ink[1] + dx) if self.ink else None,
+            text_cols=(self.text_cols[0] + dx, self.text_cols[1] + dx) if self.text_cols else None,
             parts=tuple(replace(p, box=_moved(p.box, dx, dy)) for p in self.parts),
         )
 

@@ -60,6 +60,11 @@ class PpOcrConfig:
 
 #: A detected text box (4 corner points, clockwise from top-left, image coordinates), its text, its score.
 Piece = tuple[np.ndarray, str, float]
+#: Where the recogniser aligned a line's text: its first and last character's columns, as shares of the crop's
+#: width (None without text).
+Span = tuple[float, float] | None
+#: A :data:`Piece` with its text's :data:`Span`.
+SpannedPiece = tuple[np.ndarray, str, float, Span]
 
 
 class PpOcr:
@@ -99,6 +104,10 @@ class PpOcr:
     def read_all(self, image: np.ndarray, det_limit: int | None = None) -> list[Piece]:
         """:meth:`read` without dropping empty or unsure lines (a script probe looks at those too).
         ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
+        return [(box, text, score) for box, text, score, _ in self.read_spans(image, det_limit)]
+
+    def read_spans(self, image: np.ndarray, det_limit: int | None = None) -> list[SpannedPiece]:
+        """:meth:`read_all`, with where in each box the recogniser found the text (see :meth:`recognize_spans`)."""
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
         img, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit)
@@ -109,9 +118,9 @@ class PpOcr:
             crops = [
                 cv2.resize(c, (round(c.shape[1] * ratio_w), round(c.shape[0] * ratio_h))) for c in crops
             ]
-        texts = self.recognize(crops)
+        texts = self.recognize_spans(crops)
         boxes = _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])
-        return [(box, text, score) for box, (text, score) in zip(boxes, texts, strict=True)]
+        return [(box, text, score, span) for box, (text, score, span) in zip(boxes, texts, strict=True)]
 
     def detect(self, image: np.ndarray, det_limit: int | None = None) -> np.ndarray:
         """The text boxes of a BGR image alone (N x 4 corner points in image coordinates, reading order).
@@ -134,8 +143,13 @@ class PpOcr:
     # -- recognition ------------------------------------------------------------------------------
     def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
         """Text and score of each crop (one line of text each), in order."""
+        return [(text, score) for text, score, _ in self.recognize_spans(crops)]
+
+    def recognize_spans(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float, Span]]:
+        """Text, score and :data:`Span` of each crop: the columns of the CTC steps of its first and last
+        character (where the text is in the crop, whatever picture detail the crop took in beside it)."""
         cfg = self.config
-        out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+        out: list[tuple[str, float, Span]] = [("", 0.0, None)] * len(crops)
         ratios = [c.shape[1] / float(c.shape[0]) for c in crops]
         order = np.argsort(np.array(ratios))
         for start in range(0, len(crops), cfg.rec_batch):
@@ -149,10 +163,16 @@ class PpOcr:
                 batch[row, :, :, :resized_w] = (resized.transpose(2, 0, 1) / 255 - 0.5) / 0.5
             preds = self._rec.run(None, {self._rec_input: batch})[0]
             for row, i in enumerate(idx):
-                out[i] = self._decode(preds[row])
+                resized_w = min(batch_width, int(math.ceil(cfg.rec_height * ratios[i])))
+                text, score, steps = self._decode(preds[row])
+                span = None
+                if steps is not None:  # a step is batch_width / T columns of the resized crop
+                    step_w = batch_width / preds.shape[1] / resized_w
+                    span = (min(1.0, steps[0] * step_w), min(1.0, (steps[1] + 1) * step_w))
+                out[i] = (text, score, span)
         return out
 
-    def _decode(self, pred: np.ndarray) -> tuple[str, float]:
+    def _decode(self, pred: np.ndarray) -> tuple[str, float, tuple[int, int] | None]:
         """Greedy CTC decoding (as rapidocr), plus the spaces greedy decoding drops: between two characters,
         a step where the space is the likeliest character and at least ``space_min`` likely is a space
         (a word gap the model saw but ranked just below "blank": "vidocr从", "Weneed")."""
@@ -173,7 +193,13 @@ class PpOcr:
                 if len(gap) and self._spaced(gap, space):
                     text.append(" ")
             text.append(char)
-        return "".join(text), score
+        chars = [int(step) for step in steps if tokens[step] != space]
+        if not chars:
+            return "".join(text), score, None
+        last = chars[-1]
+        while last + 1 < len(tokens) and tokens[last + 1] == tokens[chars[-1]]:
+            last += 1  # the last character's run of steps
+        return "".join(text), score, (chars[0], last)
 
     def _spaced(self, gap: np.ndarray, space: int) -> bool:
         rest = gap[:, 1:].max(axis=1)  # the likeliest non-blank character at each step

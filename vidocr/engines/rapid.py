@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 import numpy as np
 
 from vidocr.engines import EngineOptions
-from vidocr.engines.ppocr import Piece, PpOcr, PpOcrConfig
+from vidocr.engines.ppocr import PpOcr, PpOcrConfig, SpannedPiece
 from vidocr.errors import EngineError
 from vidocr.langs import (
     SCRIPTS,
@@ -66,21 +66,24 @@ def build_ocr(options: EngineOptions | None = None) -> PpOcr:
 
 def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
     """Detect and recognise one BGR band crop and rebuild lines from its boxes."""
-    pieces = []
-    for quad, text, score in filter(ocr.kept, read_all_again(ocr, image)):
+    pieces, cols = [], []
+    for quad, text, score, span in read_all_again(ocr, image):
+        if not ocr.kept((quad, text, score)):
+            continue
         x0, y0 = quad.min(axis=0)
         x1, y1 = quad.max(axis=0)
         pieces.append((float(x0), float(y0), float(x1), float(y1), text.strip(), score))
-    return OcrResult(lines=tuple(group_lines(pieces)))
+        cols.append((float(x0 + span[0] * (x1 - x0)), float(x0 + span[1] * (x1 - x0))) if span else None)
+    return OcrResult(lines=tuple(group_lines(pieces, cols=cols)))
 
 
-def read_all_again(ocr: PpOcr, image: np.ndarray) -> list[Piece]:
+def read_all_again(ocr: PpOcr, image: np.ndarray) -> list[SpannedPiece]:
     """``ocr.read_all(image)``, and when that finds no line it is sure of in a band wider than the detector's
     input, again with the detector nearer full resolution: shrunk to its input size, a short small word
     ("Oh.") in a wide band is a few pixels high. Only reads that find nothing pay for the second look."""
-    found = ocr.read_all(image)
-    if image.shape[1] > ocr.config.det_limit_side and not any(map(ocr.kept, found)):
-        found = ocr.read_all(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT))
+    found = ocr.read_spans(image)
+    if image.shape[1] > ocr.config.det_limit_side and not any(ocr.kept(p[:3]) for p in found):
+        found = ocr.read_spans(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT))
     return found
 
 
@@ -165,28 +168,36 @@ def _squash(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).split())
 
 
-def group_lines(pieces: list[tuple[float, float, float, float, str, float]], rtl: bool = False) -> list[OcrLine]:
+def group_lines(
+    pieces: list[tuple[float, float, float, float, str, float]],
+    rtl: bool = False,
+    cols: Sequence[tuple[float, float] | None] | None = None,
+) -> list[OcrLine]:
     """Group detected boxes into visual lines (top to bottom) and join each line's boxes left to right
-    (right to left for ``rtl`` scripts: the text stays in logical order).
+    (right to left for ``rtl`` scripts: the text stays in logical order). ``cols``: for each piece, the
+    columns where the recogniser found its text (see PpOcr.recognize_spans), when known.
 
     Boxes on one line are joined with a space when the gap between them is wider than a third of the
     line height (the recogniser drops such spaces; CJK subtitles use them between phrases too).
     """
-    pieces = sorted(pieces, key=lambda p: (p[1] + p[3]) / 2)
-    rows: list[list[tuple[float, float, float, float, str, float]]] = []
-    for p in pieces:
+    Item = tuple[tuple[float, float, float, float, str, float], tuple[float, float] | None]
+    items: list[Item] = sorted(zip(pieces, cols or [None] * len(pieces), strict=True), key=lambda i: i[0][1] + i[0][3])
+    rows: list[list[Item]] = []
+    for item in items:
+        p = item[0]
         cy, h = (p[1] + p[3]) / 2, p[3] - p[1]
-        for row in rows:
-            ry0 = min(q[1] for q in row)
-            ry1 = max(q[3] for q in row)
+        for grouped in rows:
+            ry0 = min(q[1] for q, _ in grouped)
+            ry1 = max(q[3] for q, _ in grouped)
             if ry0 <= cy <= ry1 and 0.5 <= h / max(ry1 - ry0, 1.0) <= 2.0:
-                row.append(p)
+                grouped.append(item)
                 break
         else:
-            rows.append([p])
+            rows.append([item])
     lines = []
-    for row in rows:
-        row.sort(key=lambda q: q[0])
+    for row_items in rows:
+        row_items.sort(key=lambda i: i[0][0])
+        row = [q for q, _ in row_items]
         height = max(q[3] - q[1] for q in row)
         spaces = [" " if right[0] - left[2] > height / 3 else "" for left, right in zip(row, row[1:], strict=False)]
         order = list(range(len(row)))[::-1] if rtl else list(range(len(row)))  # the text's (logical) order
@@ -199,7 +210,9 @@ def group_lines(pieces: list[tuple[float, float, float, float, str, float]], rtl
         total = sum(len(q[4]) for q in row)
         conf = sum(q[5] * len(q[4]) for q in row) / max(total, 1)
         parts = tuple(OcrPart(*spans[i], _box_of(q)) for i, q in enumerate(row)) if len(row) > 1 else ()
-        lines.append(OcrLine(text=text, confidence=conf, box=_box_of(*row), parts=parts))
+        first, last = row_items[0][1], row_items[-1][1]
+        text_cols = (int(first[0]), int(round(last[1]))) if first is not None and last is not None else None
+        lines.append(OcrLine(text=text, confidence=conf, box=_box_of(*row), parts=parts, text_cols=text_cols))
     return lines
 
 
@@ -293,7 +306,7 @@ class ScriptChooser:
         if decided is not None:
             return read_band_tesseract(self._ocr, self.final(decided), image)
         lines = []  # (box, vote, PP-OCR's text and score, the voted pack's text and confidence, crop)
-        for quad, text, score in read_all_again(self._ocr, image):
+        for quad, text, score, _ in read_all_again(self._ocr, image):
             x0, y0 = quad.min(axis=0)
             x1, y1 = quad.max(axis=0)
             box = (float(x0), float(y0), float(x1), float(y1))
