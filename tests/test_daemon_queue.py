@@ -480,3 +480,32 @@ def test_example_config_and_systemd_unit_agree(tmp_path: Path) -> None:
     assert "vidocr watch --config /etc/vidocr/watch.yaml" in unit and "KillSignal=SIGTERM" in unit
     stop_sec = float(unit.split("TimeoutStopSec=")[1].split()[0])
     assert stop_sec > args.stop_timeout  # systemd must not SIGKILL a daemon that is still finishing a job
+
+
+def test_seconds_per_video_are_the_pipelines_even_when_it_ran_elsewhere(tmp_path: Path) -> None:
+    """Under --ray the job only writes a result a task on another node made: the histogram of seconds per video
+    takes the pipeline's own time, which travels with the result, not the writing's."""
+    pytest.importorskip("prometheus_client")
+    from vidocr.daemon.metrics import DaemonMetrics
+    from vidocr.daemon.worker import JobRunner
+
+    video = tmp_path / "a.mp4"
+    video.write_bytes(b"x" * 10)
+
+    def done_elsewhere(path: Path) -> tuple[Iterator[Cue], VideoInfo]:
+        info = VideoInfo(str(path), 320, 180, 4.0, 25.0, "h264")
+        info.stats.seconds = 42.5  # as the task on the other node measured it
+        return iter([Cue(0, 500, "one")]), info
+
+    opts = WatchOptions(roots=(tmp_path,), jobs_db=tmp_path / "q.jobs", output_dir=tmp_path / "out")
+    queue = JobQueue(tmp_path / "q.jobs")
+    try:
+        queue.enqueue(str(video), Stamp.of(video.stat()), str(tmp_path))
+        job = queue.claim()
+        assert job is not None
+        runner = JobRunner(opts, queue, done_elsewhere)
+        runner.metrics = DaemonMetrics(lambda: {})
+        assert runner.run(job) == "done"
+        assert runner.metrics.registry.get_sample_value("vidocr_video_seconds_sum") == 42.5
+    finally:
+        queue.close()

@@ -41,8 +41,8 @@ class DaemonMetrics:
             "vidocr_jobs_finished", "Jobs that ended an attempt, by outcome", ["outcome"], registry=registry
         )
         self.video_seconds = Histogram(
-            "vidocr_video_seconds", "Wall-clock seconds to process one video", buckets=SECONDS_BUCKETS,
-            registry=registry,
+            "vidocr_video_seconds", "Wall-clock seconds the pipeline took on one video (on the node that ran it)",
+            buckets=SECONDS_BUCKETS, registry=registry,
         )
         self.frames = Counter("vidocr_frames_decoded", "Video frames decoded", registry=registry)
         self.fps = Gauge("vidocr_frames_per_second", "Frames decoded per second in the last video", registry=registry)

@@ -139,7 +139,8 @@ class JobRunner:
               ocr_calls=info.stats.ocr_calls)
         if self.metrics is not None:
             self.metrics.jobs_finished.labels("done").inc()
-            self.metrics.video_done(seconds, info.stats, len(cues))
+            # The pipeline's own time: under --ray it ran in a task on another node, and this job only wrote it.
+            self.metrics.video_done(info.stats.seconds or seconds, info.stats, len(cues))
         return "done"
 
     def _ready_stamp(self, job: Job) -> Stamp | None:
