@@ -671,13 +671,10 @@ def _strongest_run(votes: np.ndarray, line_h: int, weights: ZoneWeights = _WEIGH
 
 
 #: Shorter ranges are decoded through (a few seconds of video cost less than the seeks); longer ones are
-#: sampled at keyframes (one keyframe decode per seek). Where the keyframes are too sparse to give
-#: MIN_KEYFRAMES distinct frames (x264's default 10 s interval in a film of a few minutes), the samples are
-#: taken from a stretch at the start of each keyframe's group of pictures, of DECODE_SHARE of its length:
-#: about that share of the range is decoded, not all of it a second time.
+#: sampled at keyframes (one keyframe decode per seek), unless their keyframes are too sparse to give
+#: MIN_KEYFRAMES distinct frames.
 SEEK_MIN_SPAN_S = 15.0
 MIN_KEYFRAMES = 12
-DECODE_SHARE = 0.25
 
 
 def _pair(luma: np.ndarray, chroma: Chroma | None, scale: float) -> tuple[np.ndarray, Chroma | None]:
@@ -704,41 +701,16 @@ def _sample_images(source: VideoSource, start: float | None, end: float | None, 
     if span > SEEK_MIN_SPAN_S:
         seen: set[int] = set()
         found = []
-        keys: list[float] = []
         times = [t0 + span * (k + 0.5) / samples for k in range(samples)]
         for frame in source.keyframes_near(times):
             if frame.ts.pts not in seen:
                 seen.add(frame.ts.pts)
-                keys.append(frame.ts.seconds)
                 found.append(_pair(frame.luma(), frame.chroma(), scale))
         if len(found) >= min(MIN_KEYFRAMES, samples):
             yield from found
-            return
-        if found and source.seekable:
-            yield from _group_starts(source, keys, t0, t1, samples, scale)
             return
     step = max(1, int(span * fps / samples)) if span else 1
     with VideoSource(source.path) as clip:
         for frame in clip.frames(start, end):
             if frame.index % step == 0:
                 yield _pair(frame.luma(), frame.chroma(), scale)
-
-
-def _group_starts(source: VideoSource, keys: list[float], t0: float, t1: float, samples: int, scale: float):  # type: ignore[no-untyped-def]
-    """About ``samples`` frames from the first DECODE_SHARE of each group of pictures starting at ``keys``
-    (keyframe times; the range's start begins the first group), as many from a group as its share of the
-    range, evenly spaced in its stretch; each stretch is decoded from its keyframe (one seek)."""
-    starts = sorted({min(max(t, t0), t1) for t in keys} | {t0})
-    span = t1 - t0
-    with VideoSource(source.path) as clip:
-        for a, b in zip(starts, starts[1:] + [t1], strict=True):
-            if b <= a:
-                continue
-            stretch = (b - a) * DECODE_SHARE
-            n = max(1, round(samples * (b - a) / span))
-            wanted = [a + stretch * k / n for k in range(n)]
-            for frame in clip.frames(a, a + stretch + 1e-6):
-                if wanted and frame.ts.seconds >= wanted[0] - 1e-6:
-                    while wanted and frame.ts.seconds >= wanted[0] - 1e-6:
-                        wanted.pop(0)
-                    yield _pair(frame.luma(), frame.chroma(), scale)

@@ -9,7 +9,6 @@ go to OCR.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import os
@@ -302,8 +301,7 @@ class VideoSource:
         is set (with a warning). The pipeline reports both in its :class:`~vidocr.types.RunStats`.
         """
         stream = self._container.streams[self._facts.index]
-        with contextlib.suppress(RuntimeError):  # a second call: the codec is open, with this threading already
-            stream.thread_type = "AUTO"
+        stream.thread_type = "AUTO"
         tb = self._facts.time_base
         origin = self._facts.start_pts
         discontinuous = bool(self._container.format.flags & _AVFMT_TS_DISCONT)
@@ -407,12 +405,6 @@ class VideoSource:
         except OSError:
             return False
         return size % 188 != 0 and size % 192 != 0 and size % 204 != 0
-
-    @property
-    def seekable(self) -> bool:
-        """Whether :meth:`frames` seeks to its ``start`` (not in formats whose timestamps may restart: MPEG-TS,
-        where the frames before ``start`` are decoded instead)."""
-        return not self._container.format.flags & _AVFMT_TS_DISCONT
 
     def keyframes_near(self, times: list[float]) -> Iterator[DecodedFrame]:
         """For each time (relative seconds), the first frame decodable after seeking there.
