@@ -457,6 +457,20 @@ def test_jobs_command_lists_filters_and_retries(tmp_path: Path, capsys: pytest.C
     assert main(["jobs", "--jobs-db", str(tmp_path / "none.jobs")]) == 2
 
 
+def test_jobs_command_names_each_jobs_engine_choice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vidocr.daemon.choice import EngineChoice
+
+    q = JobQueue(tmp_path / "lib.sqlite.jobs")
+    q.enqueue("/v/a.mp4", Stamp(1, 1))
+    q.enqueue("/v/a.mp4", Stamp(1, 1), engine=EngineChoice.of("openai", "hunyuanocr-1.5", model="m").key())
+    q.close()
+    assert main(["jobs", "--db", str(tmp_path / "lib.sqlite")]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "/v/a.mp4" in ln]
+    assert len(lines) == 2
+    assert sum("[engine openai hunyuanocr-1.5 model=m]" in ln for ln in lines) == 1
+    assert sum("[engine" not in ln for ln in lines) == 1  # the daemon's own options: no engine shown
+
+
 def test_watch_refuses_bad_arguments_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["watch", str(tmp_path / "missing"), "--db", str(tmp_path / "x.sqlite")]) == 2
     assert main(["watch", str(tmp_path), "--once", "--bilingual"]) == 2

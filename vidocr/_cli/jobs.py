@@ -12,6 +12,7 @@ from typing import Any
 from vidocr._cli.console import shown_path
 from vidocr._cli.errors import exit_codes_epilog
 from vidocr._cli.options import DB_DEFAULT_HELP, jobs_db_path
+from vidocr.daemon.choice import EngineChoice
 from vidocr.errors import ConfigError
 
 NAME = "jobs"
@@ -67,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         extra = f"  {job.cues} cues" if job.state == "done" and job.cues is not None else ""
         if job.state == "pending" and job.next_at > time.time():
             extra = f"  retry after {time.strftime('%H:%M:%S', time.localtime(job.next_at))}"
-        print(f"{job.id:>6}  {job.state:<8} {job.attempts:>2} tries  {when}  {shown_path(job.path)}{extra}")
+        print(f"{job.id:>6}  {job.state:<8} {job.attempts:>2} tries  {when}  {shown_path(job.path)}{extra}"
+              f"{_engine(job.engine)}")
         if job.error:
             print(f"        {job.error}")
     if nodes:
@@ -77,3 +79,15 @@ def run(args: argparse.Namespace) -> int:
                   f" {n.videos_per_hour:>9.1f} {n.realtime:>7.1f}x")
     print(", ".join(f"{n} {s}" for s, n in counts.items()), file=sys.stderr)
     return 0
+
+
+def _engine(key: str) -> str:
+    """A job's engine choice as the list shows it ("  [engine openai hunyuanocr-1.5]"); nothing for the daemon's
+    own options, the key itself when it cannot be read."""
+    if not key:
+        return ""
+    try:
+        choice = EngineChoice.from_key(key)
+    except ConfigError:
+        return f"  [engine {key[:60]}]"
+    return f"  [engine {choice.label()}]" if choice is not None else ""
