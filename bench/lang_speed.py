@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # support/: test helpers, kept out of the package
 sys.path.insert(0, str(ROOT / "bench"))
 
-from multilingual import SCRIPTS, edits  # noqa: E402
+from multilingual import SCRIPTS, score  # noqa: E402
 from speed import LINES as ZH_EN  # noqa: E402
 from speed import NoRead, decode_floor  # noqa: E402
 from support import libass  # noqa: E402
@@ -138,13 +138,7 @@ def run(path: Path, lang: tuple[str, ...], engine: Any | None) -> tuple[float, f
 
 
 def cer(cues: list[vidocr.Cue], truth: list[libass.TruthCue]) -> float:
-    errors = chars = 0
-    for t in truth:
-        best = max(cues, key=lambda c: min(c.end_ms, t.end_ms) - max(c.start_ms, t.start_ms), default=None)
-        hit = best is not None and min(best.end_ms, t.end_ms) > max(best.start_ms, t.start_ms)
-        n = len("".join(t.text.split()))
-        chars += n
-        errors += edits(best.text, t.text) if best is not None and hit else n
+    errors, chars, _ = score(cues, truth)
     return errors / max(1, chars)
 
 

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from support import synth  # noqa: E402
-from support.metrics import edit_distance  # noqa: E402
+from support.metrics import CueLike, edit_distance  # noqa: E402
 from support.synth import SynthCue, SynthSpec, TruthCue, render_video  # noqa: E402
 
 import vidocr  # noqa: E402
@@ -84,16 +85,21 @@ def render(font: Path, lines: list[str], path: Path, seed: int) -> list[TruthCue
         synth._has_glyph.cache_clear()
 
 
-def score(cues: list[vidocr.Cue], truth: list[TruthCue]) -> tuple[int, int, int]:
+def over_most(cues: list[vidocr.Cue], start_ms: int, end_ms: int) -> vidocr.Cue | None:
+    """The cue that overlaps [start_ms, end_ms) most; None when none overlaps it."""
+    best = max(cues, key=lambda c: min(c.end_ms, end_ms) - max(c.start_ms, start_ms), default=None)
+    return best if best is not None and min(best.end_ms, end_ms) > max(best.start_ms, start_ms) else None
+
+
+def score(cues: list[vidocr.Cue], truth: Sequence[CueLike]) -> tuple[int, int, int]:
     """(edits, truth characters, truth cues found with exact times): each truth cue against the cue that
     overlaps it most (none: every character is an error)."""
     errors = chars = exact = 0
     for t in truth:
-        best = max(cues, key=lambda c: min(c.end_ms, t.end_ms) - max(c.start_ms, t.start_ms), default=None)
-        overlap = best is not None and min(best.end_ms, t.end_ms) > max(best.start_ms, t.start_ms)
+        best = over_most(cues, t.start_ms, t.end_ms)
         n = len("".join(t.text.split()))
         chars += n
-        errors += edits(best.text, t.text) if best is not None and overlap else n
+        errors += edits(best.text, t.text) if best is not None else n
         exact += bool(best is not None and (best.start_ms, best.end_ms) == (t.start_ms, t.end_ms))
     return errors, chars, exact
 
@@ -253,17 +259,15 @@ def libass_mode(scripts: list[str], fonts: int, sizes: list[str]) -> int:
                     for name, engine in (("fixed", fixed), ("auto", auto)):
                         cues = list(vidocr.extract(rendered.video, vidocr.ExtractOptions(), engine=engine)[0])
                         for t in rendered.cues:
-                            best = max(cues, key=lambda c: min(c.end_ms, t.end_ms) - max(c.start_ms, t.start_ms),
-                                       default=None)
-                            hit = best is not None and min(best.end_ms, t.end_ms) > max(best.start_ms, t.start_ms)
+                            best = over_most(cues, t.start_ms, t.end_ms)
                             n = len("".join(t.text.split()))
-                            e = edits(best.text, t.text) if best is not None and hit else n
+                            e = edits(best.text, t.text) if best is not None else n
                             errors[name] += e
                             if name != "fixed":
                                 continue
                             chars += n
                             truths += 1
-                            if best is None or not hit:
+                            if best is None:
                                 notes.append(f"{font}: missed {t.text!r}")
                                 continue
                             found += 1
@@ -295,12 +299,11 @@ def russian_clip_cer(cues: list[vidocr.Cue]) -> tuple[float, list[str]]:
     errors = chars = 0
     lines = []
     for start, end, text in RU_REAL_TRUTH:
-        best = max(cues, key=lambda c: min(c.end_ms, end) - max(c.start_ms, start), default=None)
-        hit = best is not None and min(best.end_ms, end) > max(best.start_ms, start)
+        best = over_most(cues, start, end)
         n = len("".join(text.split()))
-        e = edits(best.text, text) if best is not None and hit else n
+        e = edits(best.text, text) if best is not None else n
         errors, chars = errors + e, chars + n
-        lines.append(f"{text!r} <- {best.text if best is not None and hit else None!r} ({e} edits)")
+        lines.append(f"{text!r} <- {best.text if best is not None else None!r} ({e} edits)")
     return errors / chars, lines
 
 
