@@ -342,23 +342,11 @@ def test_a_model_engine_reads_on_a_pooled_ocr_actor_with_the_plain_runs_cues(
     assert all(" --> " in text for text in on_ray.values())
 
 
-def test_watch_skip_existing_sends_no_video_whose_outputs_exist_and_jobs_shows_per_node_throughput(
-    cluster: str, library: Path, plain: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Three clips' outputs exist: with --skip-existing their jobs are done without their videos reaching Ray (no
-    task submitted); the other three are extracted on Ray, and `vidocr jobs` shows the one node's throughput from
-    the runs the driver recorded (busy time = the union of the tasks' intervals)."""
+
+def _record_submits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the videos sent to Ray from now on (RayExtractor.submit, recorded and carried out)."""
     from vidocr.cluster import RayExtractor
 
-    folder, out, jobs_db = tmp_path / "in", tmp_path / "out", tmp_path / "q.jobs"
-    folder.mkdir()
-    out.mkdir()
-    for video in library.iterdir():
-        os.link(video, folder / video.name)
-    kept = {f"clip{i:02d}.srt": (plain[0] / f"clip{i:02d}.srt").read_bytes() for i in range(3)}
-    for name, data in kept.items():
-        (out / name).write_bytes(data)
     submitted: list[str] = []
     real_submit = RayExtractor.submit
 
@@ -367,6 +355,25 @@ def test_watch_skip_existing_sends_no_video_whose_outputs_exist_and_jobs_shows_p
         real_submit(self, path)
 
     monkeypatch.setattr(RayExtractor, "submit", submit)
+    return submitted
+
+
+def test_watch_skip_existing_sends_no_video_whose_outputs_exist_and_jobs_shows_per_node_throughput(
+    cluster: str, library: Path, plain: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three clips' outputs exist: with --skip-existing their jobs are done without their videos reaching Ray (no
+    task submitted); the other three are extracted on Ray, and `vidocr jobs` shows the one node's throughput from
+    the runs the driver recorded (busy time = the union of the tasks' intervals)."""
+    folder, out, jobs_db = tmp_path / "in", tmp_path / "out", tmp_path / "q.jobs"
+    folder.mkdir()
+    out.mkdir()
+    for video in library.iterdir():
+        os.link(video, folder / video.name)
+    kept = {f"clip{i:02d}.srt": (plain[0] / f"clip{i:02d}.srt").read_bytes() for i in range(3)}
+    for name, data in kept.items():
+        (out / name).write_bytes(data)
+    submitted = _record_submits(monkeypatch)
     argv = ["watch", str(folder), "--once", "--settle", "0.2", "--jobs-db", str(jobs_db), "-o", str(out), "-q",
             "--skip-existing", "--ray", cluster]
     logger = logging.getLogger("vidocr")  # watch points it at this test's stderr: later tests must not log there
@@ -415,7 +422,6 @@ def test_watch_on_ray_runs_a_job_with_its_own_engine_choice_on_the_driver_and_se
 ) -> None:
     """A job queued with an engine choice (`vidocr serve`'s A/B runs) beside the same file's own job: the runner
     extracts it with that choice on the driver; only the run's own jobs go to Ray (one task per video)."""
-    from vidocr.cluster import RayExtractor
     from vidocr.daemon.choice import EngineChoice
     from vidocr.daemon.jobs import JobQueue
     from vidocr.files import Stamp
@@ -432,14 +438,7 @@ def test_watch_on_ray_runs_a_job_with_its_own_engine_choice_on_the_driver_and_se
                              engine=EngineChoice.of("rapidocr").key()) == "new"
     finally:
         queue.close()
-    submitted: list[str] = []
-    real_submit = RayExtractor.submit
-
-    def submit(self: RayExtractor, path: str | os.PathLike[str]) -> None:
-        submitted.append(Path(path).name)
-        real_submit(self, path)
-
-    monkeypatch.setattr(RayExtractor, "submit", submit)
+    submitted = _record_submits(monkeypatch)
     logger = logging.getLogger("vidocr")
     saved = (list(logger.handlers), logger.level, logger.propagate)
     try:
