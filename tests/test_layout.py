@@ -9,11 +9,13 @@ import numpy as np
 
 from vidocr.layout import (
     CENTRED_EVIDENCE,
+    GLYPHS_ONLY_SURE,
     LIGHT_EVIDENCE,
     PRINT_FILL_MAX,
     GlyphEvidence,
     SubtitleLayout,
     glyph_fill,
+    glyph_image,
     with_fill,
 )
 from vidocr.types import Box, OcrLine, OcrResult
@@ -260,3 +262,82 @@ def test_a_line_is_centred_by_where_the_recogniser_found_its_text() -> None:
     assert layout.filter(OcrResult((spanned,))).text == "Keep your voice down, they'll hear us."
     moved = OcrResult((spanned,)).shifted(4, 0).lines[0]
     assert moved.text_cols == (266, 1020)
+
+
+# A subtitle over a page of print: read again with its closed light glyphs alone.
+
+
+def _subtitle_over_page() -> tuple[np.ndarray, Box, list[Box]]:
+    """A 1280 x 240 band: a page of six lines of print, and a white, outlined subtitle drawn over its middle."""
+    band = np.full((240, WIDTH, 3), 60, np.uint8)
+    page, boxes = _page(6)
+    band[:, 190:1090] = page
+    image, box = _subtitle(cv2.cvtColor(band, cv2.COLOR_BGR2GRAY), "Where were you last night?")
+    return image, box, [Box(b.x + 190, b.y, b.w, b.h) for b in boxes]
+
+
+def test_the_glyph_image_of_a_subtitle_over_a_page_holds_the_subtitle_without_the_print() -> None:
+    from vidocr.engines.rapid import build_ocr, read_band
+
+    image, box, print_boxes = _subtitle_over_page()
+    ocr = build_ocr()
+    raw = read_band(ocr, image)
+    assert "Where were you last night?" not in raw.text.split("\n")  # read together with the print
+    glyphs = glyph_image(image, box.h)
+    assert glyphs is not None
+    lit = glyphs.max(axis=2) > 0
+    for b in print_boxes:  # print outside the subtitle's rows is gone
+        if b.y + b.h < box.y or b.y > box.y + box.h:
+            assert np.count_nonzero(lit[b.y : b.y + b.h, b.x : b.x + b.w]) < 0.01 * b.w * b.h, b
+    assert read_band(ocr, glyphs).text == "Where were you last night?"
+
+
+def test_the_ocr_worker_reads_a_block_of_print_again_glyphs_only_and_the_layout_believes_it() -> None:
+    from vidocr.engines import EngineOptions
+    from vidocr.engines.rapid import RapidOcrEngine
+    from vidocr.ocrqueue import OcrWorker
+    from vidocr.types import Task
+
+    image, _, _ = _subtitle_over_page()
+    with RapidOcrEngine(EngineOptions(workers=1)) as engine:
+        worker = OcrWorker(engine, Task.SUBTITLE, batch=1, queue_size=2)
+        worker.submit(1, image)
+        worker.close()
+        result = worker.take()[1]
+    assert worker.glyph_reads == 1 and result.glyphs_only is not None
+    assert result.glyphs_only.text == "Where were you last night?"
+    layout = SubtitleLayout(WIDTH)
+    light = OcrResult((_centred("Keep your voice down.", 560),))
+    light = replace(light, lines=tuple(replace(ln, fill=0.9) for ln in light.lines))
+    assert "Where were you last night?" not in layout.filter(result).text.split("\n")  # not yet proven light
+    for _ in range(LIGHT_EVIDENCE):
+        layout.filter(light)
+    assert layout.filter(result).text == "Where were you last night?"
+
+
+def _glued_read(sure: float = 0.95) -> OcrResult:
+    """Print above a line where the subtitle was read glued to print; its glyphs-only read found the subtitle."""
+    printed = replace(_line("the train leaves at half past nine", 200, 700, h=26, y=40), fill=0.05)
+    glued = replace(_line("the trainWhere wereyou last night?", 200, 760, y=98), fill=0.25)
+    alone = replace(_centred("Where were you last night?", 640, h=46, y=100), fill=0.9, confidence=sure)
+    return OcrResult((printed, glued), glyphs_only=OcrResult((alone,)))
+
+
+def _proven(layout: SubtitleLayout) -> SubtitleLayout:
+    light = OcrResult((replace(_centred("Keep your voice down.", 560), fill=0.9),))
+    for _ in range(LIGHT_EVIDENCE):
+        layout.filter(light)
+    return layout
+
+
+def test_a_glued_line_gives_way_to_the_glyphs_only_line_on_its_rows() -> None:
+    assert _proven(SubtitleLayout(WIDTH)).filter(_glued_read()).text == "Where were you last night?"
+    # An unsure glyphs-only read (picture specks read alone) is not believed: the glued line stays (and the
+    # layout judges it as any line).
+    unsure = _proven(SubtitleLayout(WIDTH, enabled=False)).filter(_glued_read(GLYPHS_ONLY_SURE - 0.1))
+    assert unsure.text == "the trainWhere wereyou last night?"
+    # A light line read on the same rows is the subtitle as read: the glyphs-only line does not replace it.
+    read = _glued_read()
+    light = replace(read.lines[1], text="Where were you last night?", fill=0.8)
+    kept = _proven(SubtitleLayout(WIDTH, enabled=False)).filter(replace(read, lines=(read.lines[0], light)))
+    assert kept.text == "Where were you last night?" and kept.lines[0] is light

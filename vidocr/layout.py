@@ -49,6 +49,12 @@ CENTRED_SHARE = 0.8
 #: labels 0.00-0.13, subtitles 0.27-1.00 in every style (outline, shadow only, boxes, pale, 360p CJK); a
 #: subtitle glued to print in one OCR box 0.13-0.27.
 PRINT_FILL_MAX = 0.18
+#: ... and lines up to this fill may be a subtitle glued to print in one box: such reads are read again with the
+#: closed light glyphs alone (:func:`glyph_image`).
+GLUED_FILL_MAX = 0.35
+#: Lines read with the glyphs alone at least this sure are believed (picture detail read alone gives unsure
+#: specks: 0.58-0.78 on the libass corpus; subtitles over pages 0.85-1.0).
+GLYPHS_ONLY_SURE = 0.85
 #: Text drawn further sideways than this share of its line height, and of the band's width, from where the same
 #: text was read before has moved: picture text (where a still line is measured varies by a few pixels: its
 #: box may take in picture detail, a short coloured line's glyphs may be measured or not).
@@ -104,10 +110,8 @@ class SubtitleLayout:
     def filter(self, result: OcrResult) -> OcrResult:
         """``result`` (boxes in band coordinates) without the lines that are not subtitle lines."""
         self.glyphs.light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
-        printed = [ln for ln in result.lines if ln.fill is not None and ln.fill <= PRINT_FILL_MAX]
-        if printed and self.glyphs.light >= LIGHT_EVIDENCE:
-            self.dropped += len(printed)
-            result = replace(result, lines=tuple(ln for ln in result.lines if ln not in printed))
+        if self.glyphs.light >= LIGHT_EVIDENCE:
+            result = self._without_print(result)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
         lines = self._still(tuple(self._trimmed(ln) for ln in result.lines))
@@ -125,6 +129,22 @@ class SubtitleLayout:
             return result
         self.dropped += len(result.lines) - len(kept)
         return replace(result, lines=kept)
+
+    def _without_print(self, result: OcrResult) -> OcrResult:
+        """``result`` without its lines of print; a line that may be a subtitle glued to print (glyph fill up to
+        GLUED_FILL_MAX) gives way to the lines read on the same rows with the closed light glyphs alone
+        (``result.glyphs_only``), which are added where no other line is."""
+        printed = [ln for ln in result.lines if _fill_at_most(ln, PRINT_FILL_MAX)]
+        clean = [ln for ln in result.glyphs_only.lines if ln.box is not None and ln.confidence >= GLYPHS_ONLY_SURE] \
+            if result.glyphs_only else []
+        if not printed and not clean:
+            return result
+        kept = [ln for ln in result.lines if ln not in printed]
+        kept = [ln for ln in kept if not (_fill_at_most(ln, GLUED_FILL_MAX) and any(_same_rows(ln, c) for c in clean))]
+        added = [c for c in clean if not any(_same_rows(c, ln) for ln in kept)]
+        self.dropped += len(result.lines) - len(kept)
+        lines = sorted([*kept, *added], key=lambda ln: _box(ln).y if ln.box is not None else 0)
+        return replace(result, lines=tuple(lines), glyphs_only=None)
 
     def _trimmed(self, line: OcrLine) -> OcrLine:
         """A line joined from several detector boxes that is not centred, cut to the longest run of its boxes
@@ -188,6 +208,18 @@ class SubtitleLayout:
             ):
                 return True
         return False
+
+
+def _fill_at_most(line: OcrLine, most: float) -> bool:
+    return line.fill is not None and line.fill <= most
+
+
+def _same_rows(a: OcrLine, b: OcrLine) -> bool:
+    """Whether two lines share at least half of the shorter one's rows."""
+    if a.box is None or b.box is None:
+        return False
+    shared = min(a.box.y + a.box.h, b.box.y + b.box.h) - max(a.box.y, b.box.y)
+    return shared >= 0.5 * min(a.box.h, b.box.h)
 
 
 def _text_cols(line: OcrLine) -> tuple[int, int] | None:
@@ -286,6 +318,55 @@ def _closed_glyphs(region: np.ndarray, glyph: np.ndarray, cut: float, box: Box) 
     open_[0] = True
     closed: np.ndarray = glyph & ~open_[labels]
     return float(np.count_nonzero(closed)) / max(1, int(np.count_nonzero(glyph))), closed
+
+
+def glyph_image(image: np.ndarray, line_height: int) -> np.ndarray | None:
+    """``image`` (BGR) with only its closed light glyphs kept and black elsewhere; None when it has none.
+
+    A subtitle drawn over a page of print is read together with the print (the detector boxes both as one
+    text, or boxes only the print). Its fill, closed off from the page by its outline, is what
+    :func:`glyph_fill` measures; the page beside dark print is one open light region, and the print's letter
+    counters are small closed specks. Kept: light regions closed off from the image's edges, at the cuts
+    :func:`_fill` uses, on luma and on the strongest colour channel, no taller than 60% of the image nor
+    wider than half of it; of those, the tall ones (at least half the tallest) and the small ones beside
+    them (the dots and short strokes of a glyph). ``line_height``: the height of the lines read in
+    ``image``, which sets the rim radius as in :func:`glyph_fill`.
+    """
+    height, width = image.shape[:2]
+    radius = max(2, round(line_height * 0.06))
+    kernel = np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
+    closed = np.zeros((height, width), bool)
+    planes = (image,) if image.ndim == 2 else (cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), image.max(axis=2))
+    for grey in planes:
+        grey = np.ascontiguousarray(grey)
+        glyph = (grey >= _BRIGHT_MIN) & (cv2.subtract(grey, cv2.erode(grey, kernel)) >= _RIM_STEP)
+        if not glyph.any():
+            continue
+        brightest = glyph & (grey >= float(np.percentile(grey[glyph], 95)) - 25)
+        for cut in (float(np.median(grey[glyph])) - 30, float(np.median(grey[brightest])) - 15):
+            light = grey > cut
+            count, labels, stats, _ = cv2.connectedComponentsWithStats(light.view(np.uint8), connectivity=4)
+            x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+            open_ = (x == 0) | (y == 0) | (x + w >= width) | (y + h >= height) | (h > 0.6 * height) | (w > 0.5 * width)
+            open_[0] = True
+            closed |= light & ~open_[labels]
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(closed.view(np.uint8), connectivity=8)
+    if count <= 1:
+        return None
+    x, y, w, h = (stats[1:, i].astype(np.float64) for i in range(4))
+    tall = h >= 0.5 * h.max()
+    # A small region is kept beside a tall one: within half the tall one's height sideways, a third up or down.
+    cx, cy = x + w / 2, y + h / 2
+    tx, ty, tw, th = x[tall], y[tall], w[tall], h[tall]
+    beside = (
+        (cx[:, None] >= tx - 0.5 * th) & (cx[:, None] <= tx + tw + 0.5 * th)
+        & (cy[:, None] >= ty - 0.35 * th) & (cy[:, None] <= ty + 1.35 * th)
+    ).any(axis=1)
+    keep = np.concatenate(([False], tall | beside))
+    mask = keep[labels] & closed
+    out = np.zeros_like(image)
+    out[mask] = image[mask]
+    return out
 
 
 def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:

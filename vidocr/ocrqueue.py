@@ -10,15 +10,18 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
-from vidocr.layout import with_fill
-from vidocr.types import OcrResult, Task
+from vidocr.layout import GLUED_FILL_MAX, glyph_image, with_fill
+from vidocr.types import OcrLine, OcrResult, Task
+
+#: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only.
+PRINT_BLOCK = 2
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class OcrWorker:
         self._rereader = supports_reread(engine)
         self.calls = 0
         self.rereads = 0
+        #: Reads made again with a crop's closed light glyphs alone (see _collect).
+        self.glyph_reads = 0
         self.batches: list[int] = []
         #: Seconds the engine spent on this worker's batches (on the OCR thread, overlapping decoding).
         self.busy_s = 0.0
@@ -180,6 +185,25 @@ class OcrWorker:
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):
             raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(items)} images")
-        for (read_id, crop, _), result in zip(items, results, strict=True):
-            # Measured here, on the OCR thread, while the crop is at hand (print is dropped by the zone's layout).
-            done[read_id] = with_fill(result, crop)
+        # Measured here, on the OCR thread, while the crop is at hand (print is dropped by the zone's layout).
+        measured = [with_fill(result, crop) for (_, crop, _), result in zip(items, results, strict=True)]
+        # A read with lines that look like print (a page, a letter, a screen of text) is read again with the
+        # crop's closed light glyphs alone: a subtitle over the print, without the print (the zone's layout
+        # decides which read to believe). A lone sign is not worth it: its specks read alone are junk.
+        glued = []
+        for k, ((_, crop, _), result) in enumerate(zip(items, measured, strict=True)):
+            low = [ln.box.h for ln in result.lines if ln.box is not None and _printlike(ln)]
+            image = glyph_image(crop, max(low)) if len(low) >= PRINT_BLOCK else None
+            if image is not None:
+                glued.append((k, image))
+        if glued:
+            again = self.engine.recognize([image for _, image in glued], self.task)
+            for (k, image), clean in zip(glued, again, strict=True):
+                measured[k] = replace(measured[k], glyphs_only=with_fill(clean, image))
+            self.glyph_reads += len(glued)
+        for (read_id, _, _), result in zip(items, measured, strict=True):
+            done[read_id] = result
+
+
+def _printlike(line: OcrLine) -> bool:
+    return line.fill is not None and line.fill <= GLUED_FILL_MAX

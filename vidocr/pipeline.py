@@ -39,7 +39,7 @@ from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import BandReader, Region, find_zones, parse_roi, user_zones
 from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask
-from vidocr.types import Box, Cue, OcrResult, Task, Timestamp, VideoInfo, ZoneStats
+from vidocr.types import Box, Cue, OcrLine, OcrResult, Task, Timestamp, VideoInfo, ZoneStats
 from vidocr.video import DecodedFrame, VideoSource
 
 log = logging.getLogger("vidocr")
@@ -354,9 +354,15 @@ class _Zone:
         """OCR lines centred inside a static text box are the logo, not the subtitle."""
         if not self.static or not result.lines:
             return result
-        kept = tuple(ln for ln in result.lines if ln.box is None or not _centre_in(ln.box, self.static))
+        kept = self._not_static(result.lines)
         self.suppressed += len(result.lines) - len(kept)
+        alone = result.glyphs_only  # the crop read with its glyphs alone (see vidocr.layout)
+        if alone is not None:
+            result = replace(result, glyphs_only=replace(alone, lines=self._not_static(alone.lines)))
         return replace(result, lines=kept) if len(kept) != len(result.lines) else result
+
+    def _not_static(self, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
+        return tuple(ln for ln in lines if ln.box is None or not _centre_in(ln.box, self.static))
 
 
 def _centre_in(box: Box, boxes: Sequence[Box]) -> bool:

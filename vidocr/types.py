@@ -111,12 +111,16 @@ class OcrResult:
     translation: str | None = None
     raw: str | None = None
     confirmed: bool = False
+    #: The read of the same image with only its closed light glyphs kept (:func:`vidocr.layout.glyph_image`),
+    #: made when a line looked like print: a subtitle drawn over a page of print, read without the print.
+    glyphs_only: OcrResult | None = None
 
     def shifted(self, dx: int, dy: int) -> OcrResult:
         """The same result with its line boxes moved by (dx, dy)."""
         if not dx and not dy:
             return self
-        return replace(self, lines=tuple(ln.moved(dx, dy) for ln in self.lines))
+        glyphs = self.glyphs_only.shifted(dx, dy) if self.glyphs_only is not None else None
+        return replace(self, lines=tuple(ln.moved(dx, dy) for ln in self.lines), glyphs_only=glyphs)
 
     @property
     def text(self) -> str:
