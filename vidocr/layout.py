@@ -110,8 +110,7 @@ class SubtitleLayout:
     def filter(self, result: OcrResult) -> OcrResult:
         """``result`` (boxes in band coordinates) without the lines that are not subtitle lines."""
         self.glyphs.light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
-        if self.glyphs.light >= LIGHT_EVIDENCE:
-            result = self._without_print(result)
+        result = self._without_print(result, drop=self.glyphs.light >= LIGHT_EVIDENCE)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
         lines = self._still(tuple(self._trimmed(ln) for ln in result.lines))
@@ -130,11 +129,13 @@ class SubtitleLayout:
         self.dropped += len(result.lines) - len(kept)
         return replace(result, lines=kept)
 
-    def _without_print(self, result: OcrResult) -> OcrResult:
-        """``result`` without its lines of print; a line that may be a subtitle glued to print (glyph fill up to
-        GLUED_FILL_MAX) gives way to the lines read on the same rows with the closed light glyphs alone
-        (``result.glyphs_only``), which are added where no other line is."""
-        printed = [ln for ln in result.lines if _fill_at_most(ln, PRINT_FILL_MAX)]
+    def _without_print(self, result: OcrResult, drop: bool) -> OcrResult:
+        """``result`` without its lines of print (with ``drop``: once the zone has shown light subtitles; before
+        that, dark text on a light box may be the subtitles' style); a line that may be a subtitle glued to print
+        (glyph fill up to GLUED_FILL_MAX) gives way to the lines read on the same rows with the closed light
+        glyphs alone (``result.glyphs_only``), which are added where no other line is. A light box is a closed
+        light region too: its text reads the same glyphs only."""
+        printed = [ln for ln in result.lines if _fill_at_most(ln, PRINT_FILL_MAX)] if drop else []
         clean = [ln for ln in result.glyphs_only.lines if ln.box is not None and ln.confidence >= GLYPHS_ONLY_SURE] \
             if result.glyphs_only else []
         if not printed and not clean:
@@ -355,7 +356,8 @@ def glyph_image(image: np.ndarray, line_height: int) -> np.ndarray | None:
         return None
     x, y, w, h = (stats[1:, i].astype(np.float64) for i in range(4))
     tall = h >= 0.5 * h.max()
-    # A small region is kept beside a tall one: within half the tall one's height sideways, a third up or down.
+    # A small region is kept beside a tall one: within half the tall one's height sideways, a third up or down
+    # (the dots and short strokes of a CJK glyph, punctuation).
     cx, cy = x + w / 2, y + h / 2
     tx, ty, tw, th = x[tall], y[tall], w[tall], h[tall]
     beside = (

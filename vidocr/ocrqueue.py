@@ -61,15 +61,20 @@ class OcrWorker:
         self._rereader = supports_reread(engine)
         self.calls = 0
         self.rereads = 0
-        #: Reads made again with a crop's closed light glyphs alone (see _collect).
+        #: Reads made again with a crop's closed light glyphs alone (see _collect), and the reads of pages.
         self.glyph_reads = 0
+        self._pages: set[int] = set()
         self.batches: list[int] = []
         #: Seconds the engine spent on this worker's batches (on the OCR thread, overlapping decoding).
         self.busy_s = 0.0
         self._thread = threading.Thread(target=self._loop, name="vidocr-ocr", daemon=True)
         self._thread.start()
 
-    def submit(self, read_id: int, crop: np.ndarray, prior: Prior | None = None) -> None:
+    def submit(self, read_id: int, crop: np.ndarray, prior: Prior | None = None, page: bool = False) -> None:
+        """Queue a crop; ``page``: the band shows a page of print, so the crop is read glyphs only too (see
+        _collect) whatever its first read finds (the subtitle may not be boxed at all)."""
+        if page:
+            self._pages.add(read_id)
         self._batch.append((read_id, crop, prior))
         if len(self._batch) >= self.batch_size:
             self.flush()
@@ -191,9 +196,12 @@ class OcrWorker:
         # crop's closed light glyphs alone: a subtitle over the print, without the print (the zone's layout
         # decides which read to believe). A lone sign is not worth it: its specks read alone are junk.
         glued = []
-        for k, ((_, crop, _), result) in enumerate(zip(items, measured, strict=True)):
+        for k, ((read_id, crop, _), result) in enumerate(zip(items, measured, strict=True)):
             low = [ln.box.h for ln in result.lines if ln.box is not None and _printlike(ln)]
-            image = glyph_image(crop, max(low)) if len(low) >= PRINT_BLOCK else None
+            page = read_id in self._pages
+            self._pages.discard(read_id)
+            heights = low or [ln.box.h for ln in result.lines if ln.box is not None] or [crop.shape[0] // 3]
+            image = glyph_image(crop, max(heights)) if len(low) >= PRINT_BLOCK or page else None
             if image is not None:
                 glued.append((k, image))
         if glued:

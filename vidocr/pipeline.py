@@ -38,7 +38,15 @@ from vidocr.layout import GlyphEvidence, SubtitleLayout
 from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import BandReader, Region, find_zones, parse_roi, user_zones
-from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask
+from vidocr.textmask import (
+    Chroma,
+    TextLine,
+    analysis_image,
+    analysis_scale,
+    closed_glyph_mask,
+    edge_mask,
+    shows_page,
+)
 from vidocr.types import Box, Cue, OcrLine, OcrResult, Task, Timestamp, VideoInfo, ZoneStats
 from vidocr.video import DecodedFrame, VideoSource
 
@@ -213,6 +221,7 @@ def _run(
         stats = info.stats
         stats.ocr_batches = len(worker.batches)
         stats.ocr_rereads = worker.rereads
+        stats.ocr_glyph_reads = worker.glyph_reads
         stats.max_batch = max(worker.batches, default=0)
         stats.times.ocr = round(worker.busy_s, 3)
     except BaseException:
@@ -249,7 +258,7 @@ class _Reads:
         read_id = self.count
         crop = ocr_crop(zone.box, request.lines, zone.scale, self.frame_height)
         self._asked[read_id] = (zone, crop.x, crop.y)
-        self.worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(request, crop))
+        self.worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(request, crop), page=zone.page)
         zone.last_read = (read_id, crop.y, request.segment.index)
         return read_id
 
@@ -281,6 +290,8 @@ class _Zone:
         if region.core is not None:
             core = (int((region.core[0] - box.y) * scale), int((region.core[1] - box.y) * scale) + 1)
         line_h = region.line_height * scale if region.line_height else None
+        self.page = False  # the band shows a page of print (see edges)
+        self.page_frames = 0
         self.detector = BandChangeDetector(options.detect, fps, line_h, core)
         self.merger = CueMerger(options.merge)
         self.pending: deque[_PendingSegment] = deque()
@@ -345,7 +356,13 @@ class _Zone:
 
     def edges(self, luma: np.ndarray, chroma: Chroma | None) -> np.ndarray:
         chroma = chroma if self.region.colour else None
-        edges = edge_mask(analysis_image(luma, chroma, self.box, self.scale), 1.0)
+        image = analysis_image(luma, chroma, self.box, self.scale)
+        edges = edge_mask(image, 1.0)
+        self.page = shows_page(image, edges, self.page)
+        if self.page:
+            # A page of print behind the subtitles: the paper beside its strokes fills the edge mask.
+            edges = closed_glyph_mask(analysis_image(luma, chroma, self.box, 1.0), self.scale)
+            self.page_frames += 1
         for y0, y1, x0, x1 in self._static_px:
             edges[max(0, y0) : y1, max(0, x0) : x1] = 0
         return edges
@@ -452,6 +469,7 @@ def _stream(
     stats.static_texts = sum(len(zone.static) for zone in zones)
     stats.static_lines_dropped = sum(zone.suppressed for zone in zones)
     stats.picture_lines_dropped = sum(zone.layout.dropped for zone in zones)
+    stats.page_frames = sum(zone.page_frames for zone in zones)
     stats.duration_decoded_s = round(end.seconds, 3)
 
 

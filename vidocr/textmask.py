@@ -96,6 +96,79 @@ def edge_mask(y: np.ndarray, scale: float) -> np.ndarray:
     return ((y >= BRIGHT_MIN) & (cv2.subtract(y, rim) >= RIM_STEP)).view(np.uint8)
 
 
+#: A band is a page of print (see closed_glyph_mask) from this share of thin dark strokes on light ground
+#: (print_share), until the share falls under PRINT_OFF. Measured on the libass corpus at analysis
+#: resolution: frames with a book page 4-11% (1.4-3% while it slides out of view), signs on light plates up
+#: to 3.4%, all others (pale text on bright pictures, grass, 360p noise, shaking photos) 0-1.3%; but an
+#: outlined subtitle on a light grey picture in a tight band 3.5-5.6% (its outline is thin and dark on light
+#: ground too), so a page also needs PAGE_GLYPHS (PAGE_GLYPHS_OFF to stay) times as many edge-mask pixels as
+#: ink pixels: the paper beside every stroke of print is "light with a dark rim" on both sides, a subtitle's
+#: fill is less than its outline at analysis resolution. Measured: pages 2.3-6 (5th percentile 2.8), outlined
+#: subtitles on light pictures 1.4-2.1 (bench/speed.py's video, the samples).
+PRINT_ON, PRINT_OFF = 0.03, 0.02
+PAGE_GLYPHS, PAGE_GLYPHS_OFF = 2.2, 1.9
+_KERNEL3 = np.ones((3, 3), np.uint8)
+
+
+def print_share(image: np.ndarray) -> float:
+    """The share of ``image``'s pixels that are thin dark strokes (one or two pixels wide) on light ground:
+    the ink of print on a page, and the outline of light glyphs on a light picture."""
+    closed = cv2.morphologyEx(image, cv2.MORPH_CLOSE, _KERNEL3)
+    dark = (closed >= BRIGHT_MIN) & (cv2.subtract(closed, image) >= RIM_STEP)
+    return int(np.count_nonzero(dark)) / max(1, dark.size)
+
+
+def shows_page(image: np.ndarray, edges: np.ndarray, was: bool) -> bool:
+    """Whether a band (``image`` at analysis resolution and its :func:`edge_mask`) shows a page of print;
+    ``was``: whether the band's previous frame did (the thresholds are lower to stay a page than to become
+    one, so that a page sliding out of view does not flip the band's mask kind from frame to frame)."""
+    ink = print_share(image)
+    if ink < (PRINT_OFF if was else PRINT_ON):
+        return False
+    glyphs = int(np.count_nonzero(edges)) / max(1, edges.size)
+    return glyphs >= (PAGE_GLYPHS_OFF if was else PAGE_GLYPHS) * ink
+
+
+def closed_glyph_mask(y: np.ndarray, scale: float) -> np.ndarray:
+    """:func:`edge_mask`'s pixels that lie in light regions closed off from the image's edges, at analysis
+    resolution (uint8 0/1); ``y`` is at full resolution.
+
+    Over a page of dark print on light paper, the paper beside every stroke is "bright with a dark rim" too,
+    and the page's lines of print fill the edge mask and hide a subtitle's coming and going. A subtitle's
+    fill is closed off by its outline; the paper is one open light region (only letter counters are closed,
+    specks too small to be glyphs). Outlines are one or two pixels wide, so this is measured before
+    scaling: ~5 ms for a 1280x200 band, paid only by frames whose band shows a page (:func:`shows_page`).
+    A pale subtitle whose thin outline breaks on a bright picture loses those glyphs here: not for every video.
+    """
+    height, width = y.shape
+    glyph = (y >= BRIGHT_MIN) & (cv2.subtract(y, cv2.erode(y, _KERNEL5)) >= RIM_STEP)
+    light = (y >= BRIGHT_MIN).view(np.uint8)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=4, ltype=cv2.CV_32S)
+    x, yy, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+    open_ = (x == 0) | (yy == 0) | (x + w >= width) | (yy + h >= height) | (h > 0.6 * height) | (w > 0.5 * width)
+    open_[0] = True
+    closed: np.ndarray = (glyph & ~open_[labels]).view(np.uint8)
+    if scale < 1.0 and min(y.shape) * scale >= 1:
+        # As analysis_image scales (the same call: masks of both kinds have one shape).
+        small: np.ndarray = cv2.resize(closed * 255, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        closed = (small >= 64).view(np.uint8)
+    return closed
+
+
+#: Lines of print (smaller than PRINT_HEIGHT of the subtitle's line height, wide) that make a band a page.
+PRINT_LINES = 3
+PRINT_HEIGHT = 0.7
+
+
+def shows_print(edges: np.ndarray, line_height: float) -> bool:
+    """Whether an edge mask holds a block of print: PRINT_LINES or more lines of text smaller than the
+    subtitle's (``line_height``, analysis pixels) and at least four times as wide as high (a page, a letter,
+    a screen of text): then :func:`closed_glyph_mask` tells the subtitle apart."""
+    _, lines = text_lines(edges, min_height=max(4, int(0.25 * line_height)))
+    small = [ln for ln in lines if ln.height <= PRINT_HEIGHT * line_height and ln.width >= 4 * ln.height]
+    return len(small) >= PRINT_LINES
+
+
 @dataclass(frozen=True)
 class TextLine:
     """A horizontal run of glyph-like components, in analysis pixels."""

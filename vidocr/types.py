@@ -241,6 +241,9 @@ class RunStats:
     static_lines_dropped: int | None = None
     #: OCR lines dropped as text in the picture (signs, pages), not subtitles.
     picture_lines_dropped: int | None = None
+    #: Frames whose band showed a page of print (judged by closed glyphs), and reads made again glyphs only.
+    page_frames: int | None = None
+    ocr_glyph_reads: int | None = None
     duration_decoded_s: float | None = None
     ocr_batches: int | None = None
     ocr_rereads: int | None = None
@@ -273,7 +276,7 @@ class RunStats:
 _COUNTS = (
     "timestamp_discontinuities", "ended_early", "frames", "corrupt_frames", "samples", "ocr_calls", "frames_read",
     "ocr_confirmed", "cues", "scene_cuts", "static_texts", "static_lines_dropped", "picture_lines_dropped",
-    "duration_decoded_s", "ocr_batches", "ocr_rereads", "max_batch", "seconds",
+    "page_frames", "duration_decoded_s", "ocr_batches", "ocr_rereads", "ocr_glyph_reads", "max_batch", "seconds",
 )
 
 
