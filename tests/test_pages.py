@@ -8,8 +8,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from support import libass
+from support.libass import Style
 from test_layout import _page, _subtitle
-from test_libass_classes import SPECS, _need, missing, run
+from test_libass_classes import SPECS, _clip, _need, _two, missing, problems, run
 
 from vidocr.engines import OcrEngine
 from vidocr.textmask import PRINT_ON, closed_glyph_mask, edge_mask, print_share, shows_page, text_lines
@@ -81,3 +83,21 @@ def test_a_page_behind_the_subtitles_does_not_hide_when_they_come_and_go(tmp_pat
         assert abs(rendered.frame_at(cue.start_ms) - truth.first) <= 1.05, (truth, cue)
         assert abs(rendered.frame_at(cue.end_ms) - truth.last) <= 1.05, (truth, cue)
         assert "should leave" not in cue.text and "past nine" not in cue.text, cue  # not the page's print
+
+
+def test_dark_text_on_a_light_box_is_not_a_page(tmp_path: Path, rapid_engine: OcrEngine) -> None:
+    """Short-video captions (dark text on a light box) are dark strokes on light ground too; small ones at 360p and
+    720p are not taken for a page (whose closed glyph mask would lose a box wider than half the band)."""
+    import vidocr
+
+    for width, height, size in ((640, 360, 0.045), (1280, 720, 0.035)):
+        clip = _clip(f"light-box-{height}", _two(), style=Style("DejaVu Sans", size, colour=(20, 20, 20), box="light"))
+        clip.width, clip.height = width, height
+        lacking = missing(clip)
+        if lacking:
+            _need(", ".join(lacking))
+        rendered = libass.render(clip, tmp_path / clip.name)
+        cues, info = vidocr.extract(rendered.video, engine=rapid_engine)
+        found = problems(rendered, list(cues))
+        assert info.stats.page_frames == 0 and not found, (height, info.stats.page_frames, found)
+

@@ -39,7 +39,8 @@ GENERATED = "generated:"
 
 @dataclass(frozen=True)
 class Style:
-    """One ASS style. Colours are (r, g, b); ``box``: None (outline + shadow), "opaque" or "half"."""
+    """One ASS style. Colours are (r, g, b); ``box``: None (outline + shadow), "opaque", "half" or "light" (a light
+    box behind ``colour``, which should then be dark)."""
 
     font: str
     size: float  # font size as a share of the frame height
@@ -210,6 +211,9 @@ def ass_script(clip: Clip, fps: Fraction) -> str:
         back = _ass_colour((0, 0, 0), 0xFF)
     elif st.box == "half":
         box_colour = _ass_colour((0, 0, 0), 0x70)
+        back = _ass_colour((0, 0, 0), 0xFF)
+    elif st.box == "light":  # dark text on a light box (short-video captions)
+        box_colour = _ass_colour((238, 238, 232))
         back = _ass_colour((0, 0, 0), 0xFF)
     else:
         box_colour = _ass_colour(st.outline_colour)
