@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 
 from vidocr.textnorm import comparable, normalize_text, text_similarity
 from vidocr.types import Box, Cue, OcrResult
@@ -33,6 +34,9 @@ class MergeOptions:
     settle_ms: a segment's first read that disagrees with a better read made less than this after the
         segment began is a read of text still settling, not a subtitle of its own (the detector saw no
         change in between; no subtitle is shown that briefly).
+    unsure: a lone read below this confidence that is like (``misread_similarity``) a surer read right
+        after it, sharing no line with it, is a misread of that read's subtitle, not a subtitle of its own
+        (360p, heavy compression: "Wihen. wer list h'gi" 0.71 before "Where were you last night?" 0.95).
     """
 
     same_read: float = 0.75
@@ -41,6 +45,8 @@ class MergeOptions:
     min_confidence: float = 0.7
     min_duration_ms: int = 120
     settle_ms: int = 250
+    unsure: float = 0.8
+    misread_similarity: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -120,14 +126,17 @@ class CueMerger:
                 current.results.append(read.result)
                 continue
             cut = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
-            if (
-                len(current.results) == 1
-                and cut - current.start_ms < self.options.settle_ms
-                and read.result.confidence >= current.results[0].confidence
+            if len(current.results) == 1 and (
+                (
+                    cut - current.start_ms < self.options.settle_ms
+                    and read.result.confidence >= current.results[0].confidence
+                )
+                or self._misread(current.results[0], read.result)
             ):
                 # The segment's first read, taken as its text appeared, disagrees with one a moment
                 # later while the band did not change: a read of text still settling (the frames
-                # after a cut or at a cue's start are the most compressed). The later read wins.
+                # after a cut or at a cue's start are the most compressed), or an unsure misread of
+                # the same line. The later read wins.
                 current.results = [read.result]
                 continue
             current.end_ms = cut
@@ -151,8 +160,30 @@ class CueMerger:
             return sim >= self.options.same_read
         return sim >= self.options.same_read and _boxes_agree(box_a, box_b)
 
+    def _misread(self, lone: OcrResult, later: OcrResult) -> bool:
+        """``lone``, an unsure read, is a misread of the subtitle a surer ``later`` read shows: its text is
+        like ``later``'s and no line of it is read the same (a line of a two-line cue changing alone is)."""
+        opts = self.options
+        if lone.confidence >= min(opts.unsure, later.confidence) or len(lone.lines) != len(later.lines):
+            return False
+        if {comparable(ln.text) for ln in lone.lines} & {comparable(ln.text) for ln in later.lines}:
+            return False
+        return text_similarity(lone.text, later.text) >= opts.misread_similarity
+
     def _add(self, piece: _Open, mask_sim: float) -> list[Cue]:
         prev, current = self._prev, self._open
+        if (
+            current is not None
+            and current.end_ms == piece.start_ms
+            and len(current.results) == 1
+            and current.end_ms - current.start_ms < self.options.settle_ms
+            and self._misread(current.results[0], piece.results[0])
+        ):
+            # A segment too brief to be a subtitle of its own, read once, unsure, and like the surer read
+            # of the segment right after it: that subtitle, still settling as it appeared.
+            current.end_ms = piece.end_ms
+            current.results = list(piece.results)
+            return []
         if current is not None and current.end_ms == piece.start_ms and self._joinable(current, piece, mask_sim):
             current.end_ms = piece.end_ms
             current.results.extend(piece.results)
@@ -253,7 +284,8 @@ def _boxes_agree(a: Box | None, b: Box | None, tolerance: float = 0.04) -> bool:
 
 
 def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
-    """The read most similar to all others (confidence-weighted), its confidence and translation."""
+    """The read most similar to all others (confidence-weighted), its confidence and translation; where the
+    reads disagree on single characters, each such character is voted on as well (:func:`_vote_chars`)."""
     if not results:
         return "", 0.0, None
     texts = [normalize_text(r.text) for r in results]
@@ -275,4 +307,51 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
         best = max(range(len(results)), key=lambda i: scores[i])
     winner = results[best]
     translation = normalize_text(winner.translation) if winner.translation else None
-    return texts[best], winner.confidence, translation
+    text = texts[best]
+    if len(results) >= 2 and not winner.translation and len(set(texts)) > 1:
+        text = _vote_chars(winner, [r for i, r in enumerate(results) if i != best]) or text
+    return text, winner.confidence, translation
+
+
+def _vote_chars(winner: OcrResult, others: Sequence[OcrResult]) -> str | None:
+    """``winner``'s text with each character that other reads of its lines read as another single character
+    replaced by the likeliest one (:func:`_likeliest`): the recogniser's probabilities of that character summed
+    per reading, the winner's own included (360p: "谢谢你大老远袍过来" read twice with 袍 at 0.41 and 0.52 loses
+    to one read of 跑 at 1.0; the whole-read vote above picks the read with most support). Only reads with as
+    many lines as ``winner`` and the recogniser's per-character probabilities vote; characters that reads add
+    or drop are left as ``winner`` has them. None when ``winner`` has no such probabilities."""
+    lines = winner.lines
+    if not lines or any(ln.char_conf is None or len(ln.char_conf) != len(ln.text) for ln in lines):
+        return None
+    voted = []
+    for k, line in enumerate(lines):
+        assert line.char_conf is not None
+        votes: list[dict[str, float]] = [{c: p} for c, p in zip(line.text, line.char_conf, strict=True)]
+        for other in others:
+            if len(other.lines) != len(lines):
+                continue
+            theirs = other.lines[k]
+            if theirs.char_conf is None or len(theirs.char_conf) != len(theirs.text):
+                continue
+            matcher = SequenceMatcher(None, line.text, theirs.text, autojunk=False)
+            for op, i1, i2, j1, j2 in matcher.get_opcodes():
+                if op not in ("equal", "replace") or i2 - i1 != j2 - j1:
+                    continue
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                    char = theirs.text[j]
+                    votes[i][char] = votes[i].get(char, 0.0) + theirs.char_conf[j]
+        voted.append("".join(_likeliest(v, own) for v, own in zip(votes, line.text, strict=True)))
+    return normalize_text("\n".join(voted))
+
+
+def _likeliest(votes: dict[str, float], own: str) -> str:
+    """The character read likeliest over the reads, ``own`` (the winner's) unless another one that compares
+    differently won: letter case and punctuation, which do not make a text another, stay as the winner read
+    them; ties keep ``own``."""
+    keys: dict[str, float] = {}
+    for char, weight in votes.items():
+        keys[comparable(char)] = keys.get(comparable(char), 0.0) + weight
+    best = max(keys, key=lambda k: (keys[k], k == comparable(own)))
+    if best == comparable(own):
+        return own
+    return max((c for c in votes if comparable(c) == best), key=lambda c: votes[c])

@@ -81,6 +81,9 @@ class OcrLine:
     #: The columns (first, end) where the recogniser aligned the text, in ``box``'s coordinates, when known:
     #: where the text is, whatever picture detail the detector's box took in beside it.
     text_cols: tuple[int, int] | None = None
+    #: The recogniser's probability of each character of ``text``, when known (the merger votes per character
+    #: between reads that disagree).
+    char_conf: tuple[float, ...] | None = None
 
     def moved(self, dx: int, dy: int) -> OcrLine:
         """The same line with its box, ink and parts moved by (dx, dy)."""

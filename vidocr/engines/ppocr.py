@@ -63,8 +63,10 @@ Piece = tuple[np.ndarray, str, float]
 #: Where the recogniser aligned a line's text: its first and last character's columns, as shares of the crop's
 #: width (None without text).
 Span = tuple[float, float] | None
-#: A :data:`Piece` with its text's :data:`Span`.
-SpannedPiece = tuple[np.ndarray, str, float, Span]
+#: The recogniser's probability of each character of a text.
+CharConf = tuple[float, ...]
+#: A :data:`Piece` with its text's :data:`Span` and :data:`CharConf`.
+SpannedPiece = tuple[np.ndarray, str, float, Span, CharConf]
 
 
 class PpOcr:
@@ -104,13 +106,17 @@ class PpOcr:
     def read_all(self, image: np.ndarray, det_limit: int | None = None) -> list[Piece]:
         """:meth:`read` without dropping empty or unsure lines (a script probe looks at those too).
         ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
-        return [(box, text, score) for box, text, score, _ in self.read_spans(image, det_limit)]
+        return [(box, text, score) for box, text, score, _, _ in self.read_spans(image, det_limit)]
 
-    def read_spans(self, image: np.ndarray, det_limit: int | None = None) -> list[SpannedPiece]:
-        """:meth:`read_all`, with where in each box the recogniser found the text (see :meth:`recognize_spans`)."""
+    def read_spans(
+        self, image: np.ndarray, det_limit: int | None = None, upscale: bool = False
+    ) -> list[SpannedPiece]:
+        """:meth:`read_all`, with where in each box the recogniser found the text (see :meth:`recognize_spans`).
+        ``upscale``: an image smaller than ``det_limit`` is scaled up to it for detection (recognition still
+        reads the lines from the image itself)."""
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        img, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit)
+        img, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit, upscale)
         if not len(boxes):
             return []
         crops = [_crop_quad(img, box) for box in boxes]
@@ -118,27 +124,28 @@ class PpOcr:
             crops = [
                 cv2.resize(c, (round(c.shape[1] * ratio_w), round(c.shape[0] * ratio_h))) for c in crops
             ]
-        texts = self.recognize_spans(crops)
+        texts = self.recognize_chars(crops)
         boxes = _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])
-        return [(box, text, score, span) for box, (text, score, span) in zip(boxes, texts, strict=True)]
+        return [(box, *read) for box, read in zip(boxes, texts, strict=True)]
 
-    def detect(self, image: np.ndarray, det_limit: int | None = None) -> np.ndarray:
+    def detect(self, image: np.ndarray, det_limit: int | None = None, upscale: bool = False) -> np.ndarray:
         """The text boxes of a BGR image alone (N x 4 corner points in image coordinates, reading order).
-        ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
+        ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``); ``upscale``:
+        a smaller image is scaled up to it."""
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        _, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit)
+        _, top, ratio_h, ratio_w, boxes = self._detect_scaled(image, det_limit, upscale)
         if not len(boxes):
             return np.zeros((0, 4, 2), np.float32)
         return _to_image(boxes, top, ratio_h, ratio_w, image.shape[1], image.shape[0])
 
     def _detect_scaled(
-        self, image: np.ndarray, det_limit: int | None = None
+        self, image: np.ndarray, det_limit: int | None = None, upscale: bool = False
     ) -> tuple[np.ndarray, int, float, float, np.ndarray]:
         cfg = self.config
         img, ratio_h, ratio_w = _within_bounds(image, cfg.min_side, cfg.max_side)
         img, top = _pad_rows(img, cfg.pad_ratio, cfg.pad_min_height)
-        return img, top, ratio_h, ratio_w, self._detect(img, det_limit or cfg.det_limit_side)
+        return img, top, ratio_h, ratio_w, self._detect(img, det_limit or cfg.det_limit_side, upscale)
 
     # -- recognition ------------------------------------------------------------------------------
     def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
@@ -148,8 +155,12 @@ class PpOcr:
     def recognize_spans(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float, Span]]:
         """Text, score and :data:`Span` of each crop: the columns of the CTC steps of its first and last
         character (where the text is in the crop, whatever picture detail the crop took in beside it)."""
+        return [(text, score, span) for text, score, span, _ in self.recognize_chars(crops)]
+
+    def recognize_chars(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float, Span, CharConf]]:
+        """:meth:`recognize_spans` with the probability of each character of the text (:data:`CharConf`)."""
         cfg = self.config
-        out: list[tuple[str, float, Span]] = [("", 0.0, None)] * len(crops)
+        out: list[tuple[str, float, Span, CharConf]] = [("", 0.0, None, ())] * len(crops)
         ratios = [c.shape[1] / float(c.shape[0]) for c in crops]
         order = np.argsort(np.array(ratios))
         for start in range(0, len(crops), cfg.rec_batch):
@@ -164,18 +175,19 @@ class PpOcr:
             preds = self._rec.run(None, {self._rec_input: batch})[0]
             for row, i in enumerate(idx):
                 resized_w = min(batch_width, int(math.ceil(cfg.rec_height * ratios[i])))
-                text, score, steps = self._decode(preds[row])
+                text, score, steps, probs = self._decode(preds[row])
                 span = None
                 if steps is not None:  # a step is batch_width / T columns of the resized crop
                     step_w = batch_width / preds.shape[1] / resized_w
                     span = (min(1.0, steps[0] * step_w), min(1.0, (steps[1] + 1) * step_w))
-                out[i] = (text, score, span)
+                out[i] = (text, score, span, probs)
         return out
 
-    def _decode(self, pred: np.ndarray) -> tuple[str, float, tuple[int, int] | None]:
+    def _decode(self, pred: np.ndarray) -> tuple[str, float, tuple[int, int] | None, CharConf]:
         """Greedy CTC decoding (as rapidocr), plus the spaces greedy decoding drops: between two characters,
         a step where the space is the likeliest character and at least ``space_min`` likely is a space
-        (a word gap the model saw but ranked just below "blank": "vidocr从", "Weneed")."""
+        (a word gap the model saw but ranked just below "blank": "vidocr从", "Weneed"). Also the probability
+        of each character of the text (an added space: the most its gap gave the space)."""
         tokens = pred.argmax(axis=1)
         probs = pred.max(axis=1)
         keep = np.ones(len(tokens), dtype=bool)
@@ -186,30 +198,33 @@ class PpOcr:
         steps = np.flatnonzero(keep)
         space = len(self.characters) - 1
         text: list[str] = []
+        char_conf: list[float] = []
         for i, step in enumerate(steps):
             char = self.characters[tokens[step]]
             if i and char != " " and text[-1] != " ":
                 gap = pred[steps[i - 1] + 1 : step]
                 if len(gap) and self._spaced(gap, space):
                     text.append(" ")
+                    char_conf.append(round(float(gap[:, space].max()), 5))
             text.append(char)
+            char_conf.extend([round(float(probs[step]), 5)] * len(char))
         chars = [int(step) for step in steps if tokens[step] != space]
         if not chars:
-            return "".join(text), score, None
+            return "".join(text), score, None, tuple(char_conf)
         last = chars[-1]
         while last + 1 < len(tokens) and tokens[last + 1] == tokens[chars[-1]]:
             last += 1  # the last character's run of steps
-        return "".join(text), score, (chars[0], last)
+        return "".join(text), score, (chars[0], last), tuple(char_conf)
 
     def _spaced(self, gap: np.ndarray, space: int) -> bool:
         rest = gap[:, 1:].max(axis=1)  # the likeliest non-blank character at each step
         return bool(np.any((gap[:, space] >= self.config.space_min) & (gap[:, space] >= rest)))
 
     # -- detection (DB) ---------------------------------------------------------------------------
-    def _detect(self, img: np.ndarray, limit: int) -> np.ndarray:
+    def _detect(self, img: np.ndarray, limit: int, upscale: bool = False) -> np.ndarray:
         cfg = self.config
         height, width = img.shape[:2]
-        ratio = limit / max(height, width) if max(height, width) > limit else 1.0
+        ratio = limit / max(height, width) if max(height, width) > limit or upscale else 1.0
         resize_h, resize_w = _mult32(height * ratio), _mult32(width * ratio)
         if resize_h <= 0 or resize_w <= 0:
             return np.zeros((0, 4, 2), np.float32)

@@ -53,6 +53,23 @@ _T = TypeVar("_T")
 
 #: The detector's input size for a second look at a band where the first found nothing (see read_band).
 BLANK_RETRY_LIMIT = 1280
+#: ...and the most a band narrower than the detector's input is scaled up for that look.
+BLANK_RETRY_UPSCALE = 2.0
+
+
+def blank_retry(ocr: PpOcr, image: np.ndarray) -> tuple[int, bool] | None:
+    """The detector's input size (and whether that scales the band up) for a second look at a band where the
+    first found nothing; None where the first look already saw the band as large as a second one would.
+
+    A band wider than the detector's input is looked at again nearer full resolution: shrunk to the input
+    size, a short small word ("Oh.") in a wide band is a few pixels high. A band narrower than that (360p video)
+    is looked at again scaled up: its ~20-px subtitle in heavy compression noise is often too faint or too
+    small for the detector at its own size, while the recogniser still reads the line from the band itself."""
+    width = image.shape[1]
+    if width > ocr.config.det_limit_side:
+        return min(width, BLANK_RETRY_LIMIT), False
+    size = min(int(width * BLANK_RETRY_UPSCALE), BLANK_RETRY_LIMIT)
+    return (size, True) if size > max(image.shape[:2]) else None
 
 
 def build_ocr(options: EngineOptions | None = None) -> PpOcr:
@@ -66,25 +83,32 @@ def build_ocr(options: EngineOptions | None = None) -> PpOcr:
 
 def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
     """Detect and recognise one BGR band crop and rebuild lines from its boxes."""
-    pieces, cols = [], []
-    for quad, text, score, span in read_all_again(ocr, image):
+    pieces, cols, chars = [], [], []
+    for quad, text, score, span, probs in read_all_again(ocr, image):
         if not ocr.kept((quad, text, score)):
             continue
         x0, y0 = quad.min(axis=0)
         x1, y1 = quad.max(axis=0)
+        lead = len(text) - len(text.lstrip())
         pieces.append((float(x0), float(y0), float(x1), float(y1), text.strip(), score))
         cols.append((float(x0 + span[0] * (x1 - x0)), float(x0 + span[1] * (x1 - x0))) if span else None)
-    return OcrResult(lines=tuple(group_lines(pieces, cols=cols)))
+        chars.append(probs[lead : lead + len(text.strip())] if len(probs) == len(text) else None)
+    return OcrResult(lines=tuple(group_lines(pieces, cols=cols, chars=chars)))
 
 
 def read_all_again(ocr: PpOcr, image: np.ndarray) -> list[SpannedPiece]:
-    """``ocr.read_all(image)``, and when that finds no line it is sure of in a band wider than the detector's
-    input, again with the detector nearer full resolution: shrunk to its input size, a short small word
-    ("Oh.") in a wide band is a few pixels high. Only reads that find nothing pay for the second look."""
+    """``ocr.read_all(image)``, and when that finds no line it is sure of, again with the detector seeing the
+    band larger (:func:`blank_retry`). Only reads that find nothing pay for the second look."""
     found = ocr.read_spans(image)
-    if image.shape[1] > ocr.config.det_limit_side and not any(ocr.kept(p[:3]) for p in found):
-        found = ocr.read_spans(image, det_limit=min(image.shape[1], BLANK_RETRY_LIMIT))
-    return found
+    retry = blank_retry(ocr, image)
+    if retry is None or any(ocr.kept(p[:3]) for p in found):
+        return found
+    again = ocr.read_spans(image, det_limit=retry[0], upscale=retry[1])
+    if retry[1] and not any(ocr.kept(p[:3]) for p in again):
+        # Scaled up, compression noise in an empty band is boxed as faint specks: only lines read surely
+        # count (an unsure speck would vote on the video's script, ScriptChooser).
+        return found
+    return again
 
 
 def reread_band(
@@ -109,12 +133,18 @@ def reread_band(
     if not crops:
         return None
     lines = []
-    texts = ocr.recognize(crops) if reader is None else reader.recognize(crops)
+    texts: Sequence[tuple[str, float, object, tuple[float, ...]]]
+    if reader is None:
+        texts = ocr.recognize_chars(crops)
+    else:
+        texts = [(text, score, None, ()) for text, score in reader.recognize(crops)]
     min_score = ocr.config.text_score if reader is None else TESS_MIN_CONF
-    for line, (text, score) in zip(prior.lines, texts, strict=True):
+    for line, (text, score, _, probs) in zip(prior.lines, texts, strict=True):
         if score < min_score or not _reads_back(_squash(str(text)), _squash(line.text), reader is not None):
             return None
-        lines.append(replace(line, confidence=float(score), fill=None, ink=None))
+        # This read's character probabilities where it read the line as written (spaces too).
+        known = tuple(probs) if str(text) == line.text and len(probs) == len(line.text) else None
+        lines.append(replace(line, confidence=float(score), fill=None, ink=None, char_conf=known))
     return OcrResult(lines=tuple(lines), confirmed=True)
 
 
@@ -172,23 +202,29 @@ def group_lines(
     pieces: list[tuple[float, float, float, float, str, float]],
     rtl: bool = False,
     cols: Sequence[tuple[float, float] | None] | None = None,
+    chars: Sequence[tuple[float, ...] | None] | None = None,
 ) -> list[OcrLine]:
     """Group detected boxes into visual lines (top to bottom) and join each line's boxes left to right
     (right to left for ``rtl`` scripts: the text stays in logical order). ``cols``: for each piece, the
-    columns where the recogniser found its text (see PpOcr.recognize_spans), when known.
+    columns where the recogniser found its text (see PpOcr.recognize_spans), when known; ``chars``: the
+    probability of each character of its text, when known (a space joining two boxes counts as sure).
 
     Boxes on one line are joined with a space when the gap between them is wider than a third of the
     line height (the recogniser drops such spaces; CJK subtitles use them between phrases too).
     """
-    Item = tuple[tuple[float, float, float, float, str, float], tuple[float, float] | None]
-    items: list[Item] = sorted(zip(pieces, cols or [None] * len(pieces), strict=True), key=lambda i: i[0][1] + i[0][3])
+    Piece = tuple[float, float, float, float, str, float]
+    Item = tuple[Piece, tuple[float, float] | None, tuple[float, ...] | None]
+    items: list[Item] = sorted(
+        zip(pieces, cols or [None] * len(pieces), chars or [None] * len(pieces), strict=True),
+        key=lambda i: i[0][1] + i[0][3],
+    )
     rows: list[list[Item]] = []
     for item in items:
         p = item[0]
         cy, h = (p[1] + p[3]) / 2, p[3] - p[1]
         for grouped in rows:
-            ry0 = min(q[1] for q, _ in grouped)
-            ry1 = max(q[3] for q, _ in grouped)
+            ry0 = min(q[1] for q, _, _ in grouped)
+            ry1 = max(q[3] for q, _, _ in grouped)
             if ry0 <= cy <= ry1 and 0.5 <= h / max(ry1 - ry0, 1.0) <= 2.0:
                 grouped.append(item)
                 break
@@ -197,22 +233,31 @@ def group_lines(
     lines = []
     for row_items in rows:
         row_items.sort(key=lambda i: i[0][0])
-        row = [q for q, _ in row_items]
+        row = [q for q, _, _ in row_items]
+        probs = [c for _, _, c in row_items]
         height = max(q[3] - q[1] for q in row)
         spaces = [" " if right[0] - left[2] > height / 3 else "" for left, right in zip(row, row[1:], strict=False)]
         order = list(range(len(row)))[::-1] if rtl else list(range(len(row)))  # the text's (logical) order
         text, spans = "", {}
+        char_conf: list[float] | None = [] if all(c is not None for c in probs) else None
         for k, i in enumerate(order):
             if k:
                 text += spaces[min(i, order[k - 1])]
+                if char_conf is not None:
+                    char_conf.extend([1.0] * len(spaces[min(i, order[k - 1])]))
             spans[i] = (len(text), len(text) + len(row[i][4]))
             text += row[i][4]
+            if char_conf is not None:
+                char_conf.extend(probs[i] or ())
         total = sum(len(q[4]) for q in row)
         conf = sum(q[5] * len(q[4]) for q in row) / max(total, 1)
         parts = tuple(OcrPart(*spans[i], _box_of(q)) for i, q in enumerate(row)) if len(row) > 1 else ()
         first, last = row_items[0][1], row_items[-1][1]
         text_cols = (int(first[0]), int(round(last[1]))) if first is not None and last is not None else None
-        lines.append(OcrLine(text=text, confidence=conf, box=_box_of(*row), parts=parts, text_cols=text_cols))
+        known = tuple(char_conf) if char_conf is not None and len(char_conf) == len(text) else None
+        lines.append(
+            OcrLine(text=text, confidence=conf, box=_box_of(*row), parts=parts, text_cols=text_cols, char_conf=known)
+        )
     return lines
 
 
@@ -306,10 +351,13 @@ class ScriptChooser:
         if decided is not None:
             return read_band_tesseract(self._ocr, self.final(decided), image)
         lines = []  # (box, vote, PP-OCR's text and score, the voted pack's text and confidence, crop)
-        for quad, text, score, _ in read_all_again(self._ocr, image):
+        line_chars: list[tuple[float, ...] | None] = []  # PP-OCR's character probabilities of each line's text
+        for quad, text, score, _, probs in read_all_again(self._ocr, image):
             x0, y0 = quad.min(axis=0)
             x1, y1 = quad.max(axis=0)
             box = (float(x0), float(y0), float(x1), float(y1))
+            lead = len(text) - len(text.lstrip())
+            line_chars.append(probs[lead : lead + len(text.strip())] if len(probs) == len(text) else None)
             text = text.strip()
             crop = line_crop(image, x0, y0, x1, y1)
             if _sure(text, score, (box[2] - box[0]) / max(1.0, box[3] - box[1])):
@@ -333,8 +381,9 @@ class ScriptChooser:
                     self.unread.append(crop)
         self._vote([line[1] for line in lines])
         leader = self.decided or self._leader()
-        pieces = []
-        for box, vote, text, score, probe, conf, crop in lines:
+        pieces: list[tuple[float, float, float, float, str, float]] = []
+        chars: list[tuple[float, ...] | None] = []
+        for (box, vote, text, score, probe, conf, crop), line_probs in zip(lines, line_chars, strict=True):
             if leader not in (None, "ppocr", "none"):
                 # Lines another recogniser won are read again with the video's (a wrong pack can be surer
                 # than the right one on one line; PP-OCR can be sure of a look-alike).
@@ -342,12 +391,14 @@ class ScriptChooser:
                     probe, conf = self.final(str(leader)).read_line(crop)
                 if conf >= TESS_MIN_CONF and probe:
                     pieces.append((*box, probe, conf))
+                    chars.append(None)
             elif vote == "none" and leader == "none":
                 continue  # nothing reads it: no look-alike garbage
             elif text and score >= self._ocr.config.text_score:
                 pieces.append((*box, text, score))  # PP-OCR, as without --lang
+                chars.append(line_probs)
         rtl = leader not in (None, "ppocr", "none") and self.reader(str(leader)).rtl
-        return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl)))
+        return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl, chars=chars)))
 
     def _leader(self) -> str | None:
         """The recogniser the video leans to before it is decided: the most voted one, "none" only alone."""
