@@ -10,16 +10,7 @@ A :class:`SubtitleLayout` per zone learns this from the reads it sees and keeps 
   print and large signs are other sizes);
 - a read whose lines are all off-centre is picture text once the zone's subtitles have shown they are centred
   (CENTRED_EVIDENCE reads, nearly all centred); before that, and in zones whose subtitles are not centred
-  (positioned signs, left-aligned styles), such reads are kept as they are. A still sign read again and again
-  (in every gap between subtitles) is one off-centre text, not as many off-centre reads;
-- a line beside the centred lines shares their left or right edge only as a line of their block (a row next to
-  theirs): a sign further up the picture may line up with a subtitle's edge by chance.
-
-Reads judged before the zone has that evidence (kept whole without a centred line, or keeping print before the
-video showed light glyphs: :meth:`SubtitleLayout.read`) are judged again (:meth:`SubtitleLayout.judged`) when
-their segment is merged, which waits for the evidence or HOLD_READS reads (:meth:`SubtitleLayout.waiting`): a
-video often opens on a sign or a page before its first subtitle. A line whose text the zone went on to read
-centred is kept then: the subtitle's first read, whose text columns were not sure yet.
+  (positioned signs, left-aligned styles), such reads are kept as they are.
 
 Only for bands as wide as the frame: a user's box may not be centred on the subtitles.
 
@@ -40,7 +31,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from vidocr.textnorm import comparable, text_similarity
+from vidocr.textnorm import comparable
 from vidocr.types import Box, OcrLine, OcrPart, OcrResult
 
 #: A centred line's centre lies within this share of the band width (plus a share of its height, for
@@ -72,14 +63,6 @@ MOVED_WIDTH = 0.02
 #: Lines with glyph fill above PRINT_FILL_MAX a zone must have read before it drops print (until then, and in
 #: zones whose subtitles are dark text on a light box, such lines are kept).
 LIGHT_EVIDENCE = 3
-#: Reads with text a zone judges before reads it judged on too little evidence are taken as they are (a zone
-#: whose subtitles are not centred never proves them centred; cues wait at most this long to come out).
-HOLD_READS = 24
-#: Texts at least this similar are one subtitle read twice (as vidocr.merge's ``same_read``).
-SAME_TEXT = 0.75
-#: Lines of one left- or right-aligned block are at most this many line heights apart (rendered line spacing
-#: leaves 0-0.5).
-BLOCK_GAP = 0.8
 #: Light pixels (luma) with a pixel at least this much darker within the rim radius are glyph pixels (as in
 #: vidocr.textmask, which finds subtitles by the same contrast).
 _BRIGHT_MIN, _RIM_STEP = 140, 60
@@ -100,9 +83,6 @@ class SubtitleLayout:
         self.enabled = enabled
         self._heights: deque[int] = deque(maxlen=64)  # heights of kept centred lines
         self._centred: deque[bool] = deque(maxlen=20)  # per read with text: had a centred line
-        self._offcentre: OrderedDict[str, None] = OrderedDict()  # texts of the reads without a centred line
-        self._reads = 0  # reads with text judged
-        self._said: deque[str] = deque(maxlen=32)  # texts of the latest centred lines
         #: Lines read with light, outlined glyphs (see glyph_fill), shared by the zones of a video: a zone over a
         #: book page may see none of the video's subtitles.
         self.glyphs = glyphs or GlyphEvidence()
@@ -128,91 +108,26 @@ class SubtitleLayout:
         return sum(seen) >= CENTRED_EVIDENCE and sum(seen) >= CENTRED_SHARE * len(seen)
 
     def filter(self, result: OcrResult) -> OcrResult:
-        """``result`` (boxes in band coordinates) without the lines that are not subtitle lines; the layout
-        learns from it."""
-        return self.read(result)[0]
-
-    def read(self, result: OcrResult) -> tuple[OcrResult, bool]:
-        """:meth:`filter`, and whether ``result`` was judged on too little evidence (kept whole without a
-        centred line before the zone proved its subtitles centred, or with lines of print before the video
-        showed light glyphs; never once the zone judged HOLD_READS reads with text): then
-        :meth:`judged` judges it again once :meth:`waiting` says the evidence is in."""
+        """``result`` (boxes in band coordinates) without the lines that are not subtitle lines."""
         self.glyphs.light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
-        unsure = self._reads < HOLD_READS and self._unsure(result)
-        return self._judge(result, learn=True), unsure
-
-    def waiting(self, result: OcrResult) -> bool:
-        """Whether a read that :meth:`read` judged on too little evidence still waits for it."""
-        return self._reads < HOLD_READS and self._unsure(result)
-
-    def judged(self, result: OcrResult, earlier: OcrResult) -> OcrResult:
-        """``result`` (a read given to :meth:`read`, which kept ``earlier`` of it) judged again on what the
-        zone knows now, learning nothing from it."""
-        dropped = self.dropped
-        again = self._judge(result, learn=False)
-        self.dropped = dropped + max(0, len(earlier.lines) - len(again.lines))
-        return again
-
-    def _unsure(self, result: OcrResult) -> bool:
-        """Whether judging ``result`` now keeps lines that evidence still to come may drop."""
-        if not self.enabled or not result.lines:
-            return False
-        light = self.glyphs.light >= LIGHT_EVIDENCE
-        if not light and any(_fill_at_most(ln, PRINT_FILL_MAX) for ln in result.lines):
-            return True
-        dropped = self.dropped
-        result = self._without_print(result, drop=light)
-        self.dropped = dropped
-        if not result.lines or self._proven_centred() or any(ln.box is None for ln in result.lines):
-            return False
-        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn=False)
-        return bool(lines) and not self._anchors(lines)
-
-    def _judge(self, result: OcrResult, learn: bool) -> OcrResult:
         result = self._without_print(result, drop=self.glyphs.light >= LIGHT_EVIDENCE)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
-        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn)
-        anchors = self._anchors(lines)
+        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines))
+        anchors = [ln for ln in lines if self.centred(_box(ln), _text_cols(ln)) and self._height_fits(_box(ln))]
         if anchors:
-            kept = self._block(lines, anchors)
+            kept = tuple(ln for ln in lines if ln in anchors or self._aligned(ln, anchors))
         elif self._proven_centred():
-            # Judged again: a line the zone went on to read centred was its subtitle, read before it was sure
-            # where the line's text was drawn (its first read at low resolution).
-            kept = () if learn else tuple(ln for ln in lines if self._said_centred(ln.text))
+            kept = ()
         else:
             kept = lines
-        if learn:
-            self._learn(lines, anchors)
+        if any(ln.text.strip() for ln in lines):
+            self._centred.append(bool(anchors))
+        self._heights.extend(_box(ln).h for ln in anchors)
         if kept == result.lines:
             return result
         self.dropped += len(result.lines) - len(kept)
         return replace(result, lines=kept)
-
-    def _said_centred(self, text: str) -> bool:
-        return any(text_similarity(text, said) >= SAME_TEXT for said in self._said)
-
-    def _anchors(self, lines: tuple[OcrLine, ...]) -> list[OcrLine]:
-        return [ln for ln in lines if self.centred(_box(ln), _text_cols(ln)) and self._height_fits(_box(ln))]
-
-    def _learn(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine]) -> None:
-        """Count a read with text as centred or not; a read without a centred line whose texts were all read
-        before without one (a still sign, read in every gap between subtitles) counts once."""
-        texts = {comparable(ln.text) for ln in lines} - {""}
-        if any(ln.text.strip() for ln in lines):
-            self._reads += 1
-            if anchors:
-                self._centred.append(True)
-            elif not texts or not texts <= self._offcentre.keys():
-                self._centred.append(False)
-            if not anchors:
-                for text in texts:
-                    self._offcentre[text] = None
-                    self._offcentre.move_to_end(text)
-                while len(self._offcentre) > 256:
-                    self._offcentre.popitem(last=False)
-        self._heights.extend(_box(ln).h for ln in anchors)
-        self._said.extend(ln.text for ln in anchors)
 
     def _without_print(self, result: OcrResult, drop: bool) -> OcrResult:
         """``result`` without its lines of print (with ``drop``: once the zone has shown light subtitles; before
@@ -260,11 +175,10 @@ class SubtitleLayout:
             parts=tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else (),
         )
 
-    def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
+    def _still(self, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
         """``lines`` without text that moved sideways since an earlier read of the same text: a renderer draws
-        a subtitle line where it drew it before; signs and pages move with the camera. ``learn``: remember
-        where these lines were drawn."""
-        for ln in lines if learn else ():
+        a subtitle line where it drew it before; signs and pages move with the camera."""
+        for ln in lines:
             key = comparable(ln.text)
             if len(key) < 2:
                 continue
@@ -282,19 +196,6 @@ class SubtitleLayout:
                 self._columns.popitem(last=False)
         return tuple(ln for ln in lines if comparable(ln.text) not in self._moving)
 
-    def _block(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine]) -> tuple[OcrLine, ...]:
-        """The anchors and the lines of their left- or right-aligned block: lines aligned with an anchor on rows
-        next to the block's (BLOCK_GAP), the block growing by each line kept."""
-        kept = list(anchors)
-        grown = True
-        while grown:
-            grown = False
-            for ln in lines:
-                if ln not in kept and self._aligned(ln, anchors) and any(_next_rows(ln, k) for k in kept):
-                    kept.append(ln)
-                    grown = True
-        return tuple(ln for ln in lines if ln in kept)
-
     def _aligned(self, line: OcrLine, anchors: list[OcrLine]) -> bool:
         """A line of a left- or right-aligned block whose longest line is centred, at the same size."""
         box = _box(line)
@@ -308,13 +209,6 @@ class SubtitleLayout:
             ):
                 return True
         return False
-
-
-def _next_rows(a: OcrLine, b: OcrLine) -> bool:
-    """Whether two lines are on rows next to each other (at most BLOCK_GAP line heights between them)."""
-    box_a, box_b = _box(a), _box(b)
-    gap = max(box_a.y, box_b.y) - min(box_a.y + box_a.h, box_b.y + box_b.h)
-    return gap <= BLOCK_GAP * max(box_a.h, box_b.h)
 
 
 def _fill_at_most(line: OcrLine, most: float) -> bool:
