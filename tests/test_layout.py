@@ -18,7 +18,7 @@ from vidocr.layout import (
     glyph_image,
     with_fill,
 )
-from vidocr.types import Box, OcrLine, OcrResult
+from vidocr.types import Box, OcrLine, OcrResult, Task
 
 WIDTH = 1280
 
@@ -341,3 +341,43 @@ def test_a_glued_line_gives_way_to_the_glyphs_only_line_on_its_rows() -> None:
     light = replace(read.lines[1], text="Where were you last night?", fill=0.8)
     kept = _proven(SubtitleLayout(WIDTH, enabled=False)).filter(replace(read, lines=(read.lines[0], light)))
     assert kept.text == "Where were you last night?" and kept.lines[0] is light
+
+
+class _ScriptedEngine:
+    """Answers each call from a script: the band's read, its glyphs-only read, the line read in the picture."""
+
+    name = "scripted"
+    tasks = frozenset({Task.SUBTITLE})
+    preferred_batch = 1
+
+    def __init__(self, answers: list[OcrResult]) -> None:
+        self.answers = answers
+        self.calls: list[tuple[int, int]] = []
+
+    def recognize(self, images: list[np.ndarray], task: Task) -> list[OcrResult]:
+        self.calls.extend(image.shape[:2] for image in images)
+        return [self.answers.pop(0) for _ in images]
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_glyphs_only_line_is_read_again_in_the_picture_inside_its_box_and_the_surer_read_kept() -> None:
+    from vidocr.ocrqueue import OcrWorker
+
+    image, box, print_boxes = _subtitle_over_page()
+    band = OcrResult(tuple(OcrLine("the train leaves at half past nine", 0.9, b) for b in print_boxes[:2]))
+    alone = OcrResult((OcrLine("Where wereyou last night?", 0.9, box),))
+    for sure, expected in ((0.97, "Where were you last night?"), (0.8, "Where wereyou last night?")):
+        in_box = OcrResult((OcrLine("Where were you last night?", sure, Box(4, 3, box.w, box.h)),))
+        engine = _ScriptedEngine([band, alone, in_box])
+        worker = OcrWorker(engine, Task.SUBTITLE, batch=1, queue_size=2)  # type: ignore[arg-type]
+        worker.submit(1, image)
+        worker.close()
+        result = worker.take()[1]
+        assert result.glyphs_only is not None and result.glyphs_only.text == expected, sure
+        pad = max(2, box.h // 8)
+        assert engine.calls[-1] == (box.h + 2 * pad, box.w + 2 * pad)  # the line's box in the picture, padded
+        if sure > 0.9:
+            found = result.glyphs_only.lines[0].box
+            assert found is not None and (found.x, found.y) == (box.x - pad + 4, box.y - pad + 3)

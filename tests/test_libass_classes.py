@@ -143,7 +143,6 @@ SPECS: dict[str, Clip] = {
 KNOWN_FAILING: dict[str, str] = {
     "print-signs": "the still, centred, light-on-dark sign 'CITY LIBRARY' above the band is read as a cue of its own "
                    "(0-8) and as a line of both subtitles (whose text is exact)",
-    "print-page": "no cue: the page of print reaches into the band behind the subtitles",
 }
 CLASSES: tuple[str, ...] = tuple(name for name in SPECS if name not in KNOWN_FAILING)
 

@@ -18,7 +18,7 @@ import numpy as np
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
 from vidocr.layout import GLUED_FILL_MAX, glyph_image, with_fill
-from vidocr.types import OcrLine, OcrResult, Task
+from vidocr.types import Box, OcrLine, OcrResult, Task
 
 #: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only.
 PRINT_BLOCK = 2
@@ -187,6 +187,22 @@ class OcrWorker:
             return None
         return known.shifted(0, prior.dy)
 
+    def _in_picture(self, reads: list[OcrResult], crops: list[np.ndarray]) -> list[OcrResult]:
+        """Glyphs-only ``reads`` with each line read again in the picture itself, inside the line's box: kept
+        when that read is one line and surer. The glyphs alone lose what their outline drew (at 360p, the
+        gap between two words: "Where wereyou"); inside the box found glyphs only, print is mostly outside."""
+        where = [(i, j) for i, read in enumerate(reads) for j, ln in enumerate(read.lines) if ln.box is not None]
+        if not where:
+            return reads
+        cut = [_line_crop(crops[i], cast(Box, reads[i].lines[j].box)) for i, j in where]
+        again = self.engine.recognize([c for c, _, _ in cut], self.task)
+        lines = [list(read.lines) for read in reads]
+        for (i, j), (_, x0, y0), alone in zip(where, cut, again, strict=True):
+            glyph = lines[i][j]
+            if len(alone.lines) == 1 and alone.lines[0].confidence > glyph.confidence:
+                lines[i][j] = alone.lines[0].moved(x0, y0)
+        return [replace(read, lines=tuple(found)) for read, found in zip(reads, lines, strict=True)]
+
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):
             raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(items)} images")
@@ -206,11 +222,19 @@ class OcrWorker:
                 glued.append((k, image))
         if glued:
             again = self.engine.recognize([image for _, image in glued], self.task)
+            again = self._in_picture(again, [items[k][1] for k, _ in glued])
             for (k, image), clean in zip(glued, again, strict=True):
                 measured[k] = replace(measured[k], glyphs_only=with_fill(clean, image))
             self.glyph_reads += len(glued)
         for (read_id, _, _), result in zip(items, measured, strict=True):
             done[read_id] = result
+
+
+def _line_crop(crop: np.ndarray, box: Box) -> tuple[np.ndarray, int, int]:
+    """``box`` of ``crop`` with a margin of an eighth of its height (at least two pixels), and its offset."""
+    pad = max(2, box.h // 8)
+    x0, y0 = max(0, box.x - pad), max(0, box.y - pad)
+    return crop[y0 : box.y + box.h + pad, x0 : box.x + box.w + pad], x0, y0
 
 
 def _printlike(line: OcrLine) -> bool:
