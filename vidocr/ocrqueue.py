@@ -189,8 +189,9 @@ class OcrWorker:
 
     def _in_picture(self, reads: list[OcrResult], crops: list[np.ndarray]) -> list[OcrResult]:
         """Glyphs-only ``reads`` with each line read again in the picture itself, inside the line's box: kept
-        when that read is one line and surer. The glyphs alone lose what their outline drew (at 360p, the
-        gap between two words: "Where wereyou"); inside the box found glyphs only, print is mostly outside."""
+        when that read is one line, surer and of as many words. The glyphs alone lose what their outline drew
+        (at 360p, the gap between two words: "Where wereyou"); inside the box found glyphs only, print is mostly
+        outside, but what is behind the line can fill its word gaps ("Wherewereyou lastnight?")."""
         where = [(i, j) for i, read in enumerate(reads) for j, ln in enumerate(read.lines) if ln.box is not None]
         if not where:
             return reads
@@ -199,7 +200,10 @@ class OcrWorker:
         lines = [list(read.lines) for read in reads]
         for (i, j), (_, x0, y0), alone in zip(where, cut, again, strict=True):
             glyph = lines[i][j]
-            if len(alone.lines) == 1 and alone.lines[0].confidence > glyph.confidence:
+            # Surer, and as many words: print behind the line can fill the gaps between its words in the picture.
+            if len(alone.lines) == 1 and alone.lines[0].confidence > glyph.confidence and (
+                len(alone.lines[0].text.split()) >= len(glyph.text.split())
+            ):
                 lines[i][j] = alone.lines[0].moved(x0, y0)
         return [replace(read, lines=tuple(found)) for read, found in zip(reads, lines, strict=True)]
 
