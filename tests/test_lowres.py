@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from test_textnorm_merge import run
 
 from vidocr.engines.rapid import BLANK_RETRY_LIMIT, blank_retry, group_lines, read_all_again
-from vidocr.merge import CueMerger, Read, SegmentRecord
+from vidocr.merge import Read, SegmentRecord
 from vidocr.textnorm import text_similarity
 from vidocr.types import OcrLine, OcrResult
 
@@ -86,30 +87,21 @@ def _result(text: str, conf: float, chars: tuple[float, ...] | None = None) -> O
     return OcrResult((OcrLine(text, conf, char_conf=chars),))
 
 
-def _run(*segments: SegmentRecord) -> list[tuple[int, int, str]]:
-    merger = CueMerger()
-    cues = []
-    for s in segments:
-        cues += merger.push(s)
-    cues += merger.flush()
-    return [(c.start_ms, c.end_ms, c.text) for c in cues]
-
-
 def test_an_unsure_misread_before_a_surer_read_of_the_same_line_is_not_a_cue() -> None:
     # 360p: the segment's first read is garbled and unsure, a later one (the band a little changed) is sure.
-    cues = _run(SegmentRecord(9500, 11917, [
+    cues = run(SegmentRecord(9500, 11917, [
         Read(9542, 9500, _result("谢你犬老远而元来", 0.74)),
         Read(10542, 10333, _result("谢谢你大老远跑过来", 0.95)),
     ]))
     assert cues == [(9500, 11917, "谢谢你大老远跑过来")]
     # A sure read that differs is another subtitle, as before.
-    cues = _run(SegmentRecord(0, 3000, [
+    cues = run(SegmentRecord(0, 3000, [
         Read(40, 0, _result("谢你犬老远而元来", 0.95)), Read(2000, 1240, _result("谢谢你大老远跑过来", 0.97)),
     ]))
     assert cues == [(0, 1240, "谢你犬老远而元来"), (1240, 3000, "谢谢你大老远跑过来")]
     # A two-line cue changing one line while the other stays is a new subtitle, however unsure.
     two = OcrResult((OcrLine("第一行字幕", 0.99), OcrLine("你先走吧", 0.6)))
-    cues = _run(SegmentRecord(0, 3000, [
+    cues = run(SegmentRecord(0, 3000, [
         Read(40, 0, two), Read(2000, 1240, OcrResult((OcrLine("第一行字幕", 0.99), OcrLine("你先走吧我等", 0.99)))),
     ]))
     assert [c[2] for c in cues] == ["第一行字幕\n你先走吧", "第一行字幕\n你先走吧我等"]
@@ -118,10 +110,10 @@ def test_an_unsure_misread_before_a_surer_read_of_the_same_line_is_not_a_cue() -
 def test_a_brief_unsure_segment_before_a_surer_read_of_the_same_line_joins_it() -> None:
     first = SegmentRecord(4458, 4625, [Read(4500, 4458, _result("Wihen. wer list h'gi", 0.71))])
     second = SegmentRecord(4625, 6542, [Read(4667, 4625, _result("Where were you last night?", 0.95))], 0.19)
-    assert _run(first, second) == [(4458, 6542, "Where were you last night?")]
+    assert run(first, second) == [(4458, 6542, "Where were you last night?")]
     # Long enough to be a subtitle of its own: two cues, as before.
     first = SegmentRecord(3500, 4625, [Read(3542, 3500, _result("Wihen. wer list h'gi", 0.71))])
-    assert len(_run(first, second)) == 2
+    assert len(run(first, second)) == 2
 
 
 def test_reads_vote_per_character_with_the_recognisers_probabilities() -> None:
@@ -130,19 +122,19 @@ def test_reads_vote_per_character_with_the_recognisers_probabilities() -> None:
         return Read(ts, ts, _result(text, sum(chars) / len(chars), chars))
 
     # Two unsure reads of 袍 and one sure read of 跑: the whole-read vote picks a 袍 read, the character vote 跑.
-    cues = _run(SegmentRecord(0, 3000, [
+    cues = run(SegmentRecord(0, 3000, [
         read(40, "谢谢你大老远袍过来", 0.41, 6), read(1000, "谢谢你大老远袍过来", 0.52, 6),
         read(2000, "谢谢你大老远跑过来", 1.0, 6),
     ]))
     assert cues == [(0, 3000, "谢谢你大老远跑过来")]
     # Without the recogniser's character probabilities the whole-read vote stands.
-    cues = _run(SegmentRecord(0, 3000, [
+    cues = run(SegmentRecord(0, 3000, [
         Read(40, 40, _result("谢谢你大老远袍过来", 0.88)), Read(1000, 1000, _result("谢谢你大老远袍过来", 0.9)),
         Read(2000, 2000, _result("谢谢你大老远跑过来", 0.99)),
     ]))
     assert cues == [(0, 3000, "谢谢你大老远袍过来")]
     # Letter case and punctuation stay as the whole-read vote's winner read them.
-    cues = _run(SegmentRecord(0, 3000, [
+    cues = run(SegmentRecord(0, 3000, [
         Read(40, 40, _result("we should go", 0.95, (0.99,) + (0.95,) * 11)),
         Read(1000, 1000, _result("We should go.", 0.97, (0.9,) + (0.99,) * 11 + (0.5,))),
     ]))
