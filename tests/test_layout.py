@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
 
+from vidocr.engines import OcrEngine
 from vidocr.layout import (
     CENTRED_EVIDENCE,
     GLYPHS_ONLY_SURE,
+    HOLD_READS,
     LIGHT_EVIDENCE,
     PRINT_FILL_MAX,
     GlyphEvidence,
@@ -45,6 +48,20 @@ def test_small_print_is_dropped_once_the_subtitle_size_is_known() -> None:
     page = _centred("the train leaves at half past nine and we", 520, h=20, y=40)
     read = OcrResult((page, _centred("Keep your voice down.", 420)))
     assert layout.filter(read).text == "Keep your voice down."
+
+
+def test_subtitles_centred_off_the_bands_middle_are_centred_on_their_own_axis() -> None:
+    # A band cut from the frame off its middle (the real anime strip: subtitles 1-3% right of the strip's
+    # middle, long lines the furthest): once centred lines were kept, lines are centred on their median centre.
+    layout = SubtitleLayout(WIDTH)
+    axis = WIDTH // 2 + 16  # 1.25% right
+    for i, w in enumerate((300, 420, 360, 500)):
+        assert layout.filter(OcrResult((_line(f"subtitle {i}", axis - w // 2, w),))).text == f"subtitle {i}"
+    assert layout.axis == axis
+    long = _line("a long line drawn further right", axis + 12 - 420, 840)  # 2.2% right of the middle
+    assert not SubtitleLayout(WIDTH).centred(long.box)  # type: ignore[arg-type]
+    assert layout.filter(OcrResult((long,))).text == "a long line drawn further right"
+    assert layout.filter(OcrResult((_line("EXIT", 100, 90),))).text == ""  # a sign is still off-centre
 
 
 def test_off_centre_text_alone_is_kept_until_the_subtitles_proved_centred() -> None:
@@ -386,3 +403,102 @@ def test_a_glyphs_only_line_is_read_again_in_the_picture_inside_its_box_and_the_
         if expected == text:
             found = result.glyphs_only.lines[0].box
             assert found is not None and (found.x, found.y) == (box.x - pad + 4, box.y - pad + 3)
+# Reads judged before the zone has evidence of its subtitles are judged again when their segment is merged.
+
+
+def _sign() -> OcrResult:
+    return OcrResult((_line("SALE 50%", 750, 220, h=60, y=8),))
+
+
+def test_a_sign_read_before_the_first_subtitle_is_judged_again_once_the_subtitles_proved_centred() -> None:
+    layout = SubtitleLayout(WIDTH)
+    kept, unsure = layout.read(_sign())
+    assert kept.text == "SALE 50%" and unsure  # nothing known yet: kept, on too little evidence
+    assert layout.waiting(_sign())
+    for i in range(CENTRED_EVIDENCE + 1):
+        _, unsure = layout.read(OcrResult((_centred(f"subtitle {i}", 400),)))
+        assert not unsure  # a centred line is judged on its own
+    assert not layout.waiting(_sign())
+    assert layout.judged(_sign(), kept).text == ""
+    assert layout.dropped == 1
+
+
+def test_print_read_before_the_video_showed_light_subtitles_is_judged_again() -> None:
+    page = OcrResult((replace(_centred("the train leaves at half past nine", 500, h=26, y=40), fill=0.05),))
+    layout = SubtitleLayout(WIDTH)
+    kept, unsure = layout.read(page)
+    assert kept.text == "the train leaves at half past nine" and unsure
+    _proven(layout)
+    assert not layout.waiting(page)
+    assert layout.judged(page, kept).text == ""
+
+
+def test_reads_judged_on_too_little_evidence_wait_at_most_hold_reads() -> None:
+    # A zone whose subtitles are not centred never proves them centred: its first reads are taken as they are.
+    layout = SubtitleLayout(WIDTH)
+    kept, unsure = layout.read(_sign())
+    assert unsure
+    for i in range(HOLD_READS - 2):
+        layout.read(OcrResult((_line(f"left aligned subtitle {i}", 60, 500),)))
+    assert layout.waiting(_sign())
+    layout.read(OcrResult((_line("left aligned subtitle", 60, 500),)))
+    assert not layout.waiting(_sign())
+    assert layout.judged(_sign(), kept).text == "SALE 50%"
+    assert not layout.read(_sign())[1]
+
+
+def test_a_still_sign_read_in_every_gap_counts_as_one_off_centre_text() -> None:
+    # The sign is read alone before the first subtitle and in every gap between subtitles: once, not as many
+    # reads, against the subtitles' centred reads.
+    layout = SubtitleLayout(WIDTH)
+    for i in range(CENTRED_EVIDENCE + 1):
+        layout.filter(_sign())
+        layout.filter(OcrResult((_centred(f"subtitle {i}", 400),)))
+    assert layout.filter(_sign()).text == ""
+    # Text not read before still counts against the share (a zone whose subtitles are not all centred).
+    assert layout.filter(OcrResult((_line("CITY LIBRARY SALE 50%", 200, 500, y=8),))).text == ""
+    assert layout.filter(OcrResult((_line("left aligned subtitle", 60, 500),))).text == "left aligned subtitle"
+
+
+def test_a_sign_lined_up_with_a_subtitles_edge_by_chance_is_not_a_line_of_its_block() -> None:
+    layout = SubtitleLayout(WIDTH)
+    subtitle = _centred("你确定是这栋房子吗", 390, h=50, y=173)
+    assert subtitle.box is not None
+    sign = _line("CITY LIBRARY", subtitle.box.x - 12, 224, h=38, y=79)  # two lines up, its left edge in line
+    assert layout.filter(OcrResult((sign, subtitle))).text == "你确定是这栋房子吗"
+    # The lines of a left-aligned block stay, the block growing line by line.
+    longest = _centred("- Where were you last night?", 640, y=40)
+    assert longest.box is not None
+    block = (_line("- At home.", longest.box.x, 220, y=100), _line("- Alone?", longest.box.x, 180, y=160))
+    assert layout.filter(OcrResult((longest, *block))).text == "- Where were you last night?\n- At home.\n- Alone?"
+
+
+def test_a_sign_shown_before_and_between_the_subtitles_is_no_cue(tmp_path: Path, rapid_engine: OcrEngine) -> None:
+    # libass clip: an off-centre sign on a plate above the subtitle line, from frame 0 (half a second before the
+    # first subtitle) to the end, read alone before, between and after the subtitles. Before the hold and the
+    # one-count of a still text, it came out as a cue before and after the subtitles and in every gap.
+    from test_libass_classes import EN, _clip, _events, _need, missing, problems, run
+
+    clip = _clip("sign-first", _events(12, (EN[0], 24, 6), (EN[1], 24, 6), (EN[2], 24, 6), (EN[3], 24, 0)),
+                 signs=[("SALE 50%", 0.7, 0.6)])
+    lacking = missing(clip)
+    if lacking:
+        _need(", ".join(lacking))
+    rendered, cues = run(clip, tmp_path, rapid_engine)
+    found = problems(rendered, cues)
+    assert not found, "\n".join(found)
+
+
+def test_a_first_read_measured_off_centre_is_kept_when_the_zone_read_its_text_centred_later() -> None:
+    # 360p: a subtitle's first read, its text columns not sure yet, measured off-centre before the zone proved its
+    # subtitles centred; later reads of the same subtitle are centred.
+    layout = SubtitleLayout(WIDTH)
+    first = OcrResult((_line("We re runhing oi t of time", 700, 560, h=48),))
+    kept, unsure = layout.read(first)
+    assert unsure
+    for i in range(CENTRED_EVIDENCE):
+        layout.read(OcrResult((_centred(f"subtitle {i}", 400),)))
+    layout.read(OcrResult((_centred("We're running out of time", 560),)))
+    assert not layout.waiting(first)
+    assert layout.judged(first, kept).text == "We re runhing oi t of time"
+    assert layout.judged(_sign(), _sign()).text == ""

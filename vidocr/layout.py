@@ -4,13 +4,25 @@ Subtitles are laid out by a renderer: each line centred on the frame (or the lin
 right edge), in one font size through a video. Text in the picture sits wherever the camera put it, at any size.
 A :class:`SubtitleLayout` per zone learns this from the reads it sees and keeps only the lines that fit:
 
-- a line is *centred* when its centre is within a few percent of the band's width from the band's centre;
+- a line is *centred* when its centre is within a few percent of the band's width from the zone's axis: the
+  band's middle until AXIS_EVIDENCE centred lines were kept, then their median centre (a band cut from the frame
+  off its middle, a renderer whose left and right margins differ: on a real anime strip the subtitles sit 1-3%
+  right of the strip's middle, and long lines were dropped once the zone had proven its subtitles centred);
 - a line is kept when it is centred, or shares a left or right edge with a centred line of the same read (a dash
   dialogue laid out as a left-aligned block), and its height is that of the subtitle lines seen so far (small
   print and large signs are other sizes);
 - a read whose lines are all off-centre is picture text once the zone's subtitles have shown they are centred
   (CENTRED_EVIDENCE reads, nearly all centred); before that, and in zones whose subtitles are not centred
-  (positioned signs, left-aligned styles), such reads are kept as they are.
+  (positioned signs, left-aligned styles), such reads are kept as they are. A still sign read again and again
+  (in every gap between subtitles) is one off-centre text, not as many off-centre reads;
+- a line beside the centred lines shares their left or right edge only as a line of their block (a row next to
+  theirs): a sign further up the picture may line up with a subtitle's edge by chance.
+
+Reads judged before the zone has that evidence (kept whole without a centred line, or keeping print before the
+video showed light glyphs: :meth:`SubtitleLayout.read`) are judged again (:meth:`SubtitleLayout.judged`) when
+their segment is merged, which waits for the evidence or HOLD_READS reads (:meth:`SubtitleLayout.waiting`): a
+video often opens on a sign or a page before its first subtitle. A line whose text the zone went on to read
+centred is kept then: the subtitle's first read, whose text columns were not sure yet.
 
 Only for bands as wide as the frame: a user's box may not be centred on the subtitles.
 
@@ -31,7 +43,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from vidocr.textnorm import comparable
+from vidocr.textnorm import comparable, text_similarity
 from vidocr.types import Box, OcrLine, OcrPart, OcrResult
 
 #: A centred line's centre lies within this share of the band width (plus a share of its height, for
@@ -63,6 +75,16 @@ MOVED_WIDTH = 0.02
 #: Lines with glyph fill above PRINT_FILL_MAX a zone must have read before it drops print (until then, and in
 #: zones whose subtitles are dark text on a light box, such lines are kept).
 LIGHT_EVIDENCE = 3
+#: Centred lines a zone must have kept before it centres lines on their median centre, not the band's middle.
+AXIS_EVIDENCE = 3
+#: Reads with text a zone judges before reads it judged on too little evidence are taken as they are (a zone
+#: whose subtitles are not centred never proves them centred; cues wait at most this long to come out).
+HOLD_READS = 24
+#: Texts at least this similar are one subtitle read twice (as vidocr.merge's ``same_read``).
+SAME_TEXT = 0.75
+#: Lines of one left- or right-aligned block are at most this many line heights apart (rendered line spacing
+#: leaves 0-0.5).
+BLOCK_GAP = 0.8
 #: Light pixels (luma) with a pixel at least this much darker within the rim radius are glyph pixels (as in
 #: vidocr.textmask, which finds subtitles by the same contrast).
 _BRIGHT_MIN, _RIM_STEP = 140, 60
@@ -82,7 +104,11 @@ class SubtitleLayout:
         self.width = band_width
         self.enabled = enabled
         self._heights: deque[int] = deque(maxlen=64)  # heights of kept centred lines
+        self._centres: deque[float] = deque(maxlen=32)  # where the kept centred lines' text was centred
         self._centred: deque[bool] = deque(maxlen=20)  # per read with text: had a centred line
+        self._offcentre: OrderedDict[str, None] = OrderedDict()  # texts of the reads without a centred line
+        self._reads = 0  # reads with text judged
+        self._said: deque[str] = deque(maxlen=32)  # texts of the latest centred lines
         #: Lines read with light, outlined glyphs (see glyph_fill), shared by the zones of a video: a zone over a
         #: book page may see none of the video's subtitles.
         self.glyphs = glyphs or GlyphEvidence()
@@ -94,8 +120,16 @@ class SubtitleLayout:
     def centred(self, box: Box, cols: tuple[int, int] | None = None) -> bool:
         """Whether a line's text is centred: by ``cols`` when known (where the text is, :func:`_text_cols`: the
         detector's box may take in picture detail beside it), else by its box."""
-        centre = (cols[0] + cols[1]) / 2 if cols is not None else box.x + box.w / 2
-        return abs(centre - self.width / 2) <= CENTRE_TOLERANCE * self.width + 0.15 * box.h
+        return abs(_centre(box, cols) - self.axis) <= CENTRE_TOLERANCE * self.width + 0.15 * box.h
+
+    @property
+    def axis(self) -> float:
+        """The column the zone's subtitles are centred on: the band's middle until AXIS_EVIDENCE centred lines
+        were kept, then the median of their centres (a band cut from the frame off its middle, a renderer whose
+        margins differ left and right)."""
+        if len(self._centres) < AXIS_EVIDENCE:
+            return self.width / 2
+        return statistics.median(self._centres)
 
     def _height_fits(self, box: Box) -> bool:
         if len(self._heights) < 3:
@@ -108,26 +142,92 @@ class SubtitleLayout:
         return sum(seen) >= CENTRED_EVIDENCE and sum(seen) >= CENTRED_SHARE * len(seen)
 
     def filter(self, result: OcrResult) -> OcrResult:
-        """``result`` (boxes in band coordinates) without the lines that are not subtitle lines."""
+        """``result`` (boxes in band coordinates) without the lines that are not subtitle lines; the layout
+        learns from it."""
+        return self.read(result)[0]
+
+    def read(self, result: OcrResult) -> tuple[OcrResult, bool]:
+        """:meth:`filter`, and whether ``result`` was judged on too little evidence (kept whole without a
+        centred line before the zone proved its subtitles centred, or with lines of print before the video
+        showed light glyphs; never once the zone judged HOLD_READS reads with text): then
+        :meth:`judged` judges it again once :meth:`waiting` says the evidence is in."""
         self.glyphs.light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
+        unsure = self._reads < HOLD_READS and self._unsure(result)
+        return self._judge(result, learn=True), unsure
+
+    def waiting(self, result: OcrResult) -> bool:
+        """Whether a read that :meth:`read` judged on too little evidence still waits for it."""
+        return self._reads < HOLD_READS and self._unsure(result)
+
+    def judged(self, result: OcrResult, earlier: OcrResult) -> OcrResult:
+        """``result`` (a read given to :meth:`read`, which kept ``earlier`` of it) judged again on what the
+        zone knows now, learning nothing from it."""
+        dropped = self.dropped
+        again = self._judge(result, learn=False)
+        self.dropped = dropped + max(0, len(earlier.lines) - len(again.lines))
+        return again
+
+    def _unsure(self, result: OcrResult) -> bool:
+        """Whether judging ``result`` now keeps lines that evidence still to come may drop."""
+        if not self.enabled or not result.lines:
+            return False
+        light = self.glyphs.light >= LIGHT_EVIDENCE
+        if not light and any(_fill_at_most(ln, PRINT_FILL_MAX) for ln in result.lines):
+            return True
+        dropped = self.dropped
+        result = self._without_print(result, drop=light)
+        self.dropped = dropped
+        if not result.lines or self._proven_centred() or any(ln.box is None for ln in result.lines):
+            return False
+        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn=False)
+        return bool(lines) and not self._anchors(lines)
+
+    def _judge(self, result: OcrResult, learn: bool) -> OcrResult:
         result = self._without_print(result, drop=self.glyphs.light >= LIGHT_EVIDENCE)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result
-        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines))
-        anchors = [ln for ln in lines if self.centred(_box(ln), _text_cols(ln)) and self._height_fits(_box(ln))]
+        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn)
+        anchors = self._anchors(lines)
         if anchors:
-            kept = tuple(ln for ln in lines if ln in anchors or self._aligned(ln, anchors))
+            kept = self._block(lines, anchors)
         elif self._proven_centred():
-            kept = ()
+            # Judged again: a line the zone went on to read centred was its subtitle, read before it was sure
+            # where the line's text was drawn (its first read at low resolution).
+            kept = () if learn else tuple(ln for ln in lines if self._said_centred(ln.text))
         else:
             kept = lines
-        if any(ln.text.strip() for ln in lines):
-            self._centred.append(bool(anchors))
-        self._heights.extend(_box(ln).h for ln in anchors)
+        if learn:
+            self._learn(lines, anchors)
         if kept == result.lines:
             return result
         self.dropped += len(result.lines) - len(kept)
         return replace(result, lines=kept)
+
+    def _said_centred(self, text: str) -> bool:
+        return any(text_similarity(text, said) >= SAME_TEXT for said in self._said)
+
+    def _anchors(self, lines: tuple[OcrLine, ...]) -> list[OcrLine]:
+        return [ln for ln in lines if self.centred(_box(ln), _text_cols(ln)) and self._height_fits(_box(ln))]
+
+    def _learn(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine]) -> None:
+        """Count a read with text as centred or not; a read without a centred line whose texts were all read
+        before without one (a still sign, read in every gap between subtitles) counts once."""
+        texts = {comparable(ln.text) for ln in lines} - {""}
+        if any(ln.text.strip() for ln in lines):
+            self._reads += 1
+            if anchors:
+                self._centred.append(True)
+            elif not texts or not texts <= self._offcentre.keys():
+                self._centred.append(False)
+            if not anchors:
+                for text in texts:
+                    self._offcentre[text] = None
+                    self._offcentre.move_to_end(text)
+                while len(self._offcentre) > 256:
+                    self._offcentre.popitem(last=False)
+        self._heights.extend(_box(ln).h for ln in anchors)
+        self._centres.extend(_centre(_box(ln), _text_cols(ln)) for ln in anchors)
+        self._said.extend(ln.text for ln in anchors)
 
     def _without_print(self, result: OcrResult, drop: bool) -> OcrResult:
         """``result`` without its lines of print (with ``drop``: once the zone has shown light subtitles; before
@@ -175,10 +275,11 @@ class SubtitleLayout:
             parts=tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else (),
         )
 
-    def _still(self, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
+    def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
         """``lines`` without text that moved sideways since an earlier read of the same text: a renderer draws
-        a subtitle line where it drew it before; signs and pages move with the camera."""
-        for ln in lines:
+        a subtitle line where it drew it before; signs and pages move with the camera. ``learn``: remember
+        where these lines were drawn."""
+        for ln in lines if learn else ():
             key = comparable(ln.text)
             if len(key) < 2:
                 continue
@@ -196,6 +297,19 @@ class SubtitleLayout:
                 self._columns.popitem(last=False)
         return tuple(ln for ln in lines if comparable(ln.text) not in self._moving)
 
+    def _block(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine]) -> tuple[OcrLine, ...]:
+        """The anchors and the lines of their left- or right-aligned block: lines aligned with an anchor on rows
+        next to the block's (BLOCK_GAP), the block growing by each line kept."""
+        kept = list(anchors)
+        grown = True
+        while grown:
+            grown = False
+            for ln in lines:
+                if ln not in kept and self._aligned(ln, anchors) and any(_next_rows(ln, k) for k in kept):
+                    kept.append(ln)
+                    grown = True
+        return tuple(ln for ln in lines if ln in kept)
+
     def _aligned(self, line: OcrLine, anchors: list[OcrLine]) -> bool:
         """A line of a left- or right-aligned block whose longest line is centred, at the same size."""
         box = _box(line)
@@ -211,6 +325,13 @@ class SubtitleLayout:
         return False
 
 
+def _next_rows(a: OcrLine, b: OcrLine) -> bool:
+    """Whether two lines are on rows next to each other (at most BLOCK_GAP line heights between them)."""
+    box_a, box_b = _box(a), _box(b)
+    gap = max(box_a.y, box_b.y) - min(box_a.y + box_a.h, box_b.y + box_b.h)
+    return gap <= BLOCK_GAP * max(box_a.h, box_b.h)
+
+
 def _fill_at_most(line: OcrLine, most: float) -> bool:
     return line.fill is not None and line.fill <= most
 
@@ -221,6 +342,10 @@ def _same_rows(a: OcrLine, b: OcrLine) -> bool:
         return False
     shared = min(a.box.y + a.box.h, b.box.y + b.box.h) - max(a.box.y, b.box.y)
     return shared >= 0.5 * min(a.box.h, b.box.h)
+
+
+def _centre(box: Box, cols: tuple[int, int] | None) -> float:
+    return (cols[0] + cols[1]) / 2 if cols is not None else box.x + box.w / 2
 
 
 def _text_cols(line: OcrLine) -> tuple[int, int] | None:

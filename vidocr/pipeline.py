@@ -250,6 +250,8 @@ class _Reads:
         self.count = 0  # reads asked for (each one frame read by OCR)
         self.confirmed = 0  # re-reads answered without detection
         self.results: dict[int, OcrResult] = {}
+        #: Reads their zone's layout judged on too little evidence, as they came (SubtitleLayout.read).
+        self.unsure: dict[int, OcrResult] = {}
         self._asked: dict[int, tuple[_Zone, int, int]] = {}
 
     def submit(self, zone: _Zone, frame: DecodedFrame, request: ReadRequest) -> int:
@@ -262,12 +264,20 @@ class _Reads:
         zone.last_read = (read_id, crop.y, request.segment.index)
         return read_id
 
+    @property
+    def all_back(self) -> bool:
+        """Whether every read asked for is back from the OCR thread."""
+        return not self._asked
+
     def collect(self, wait: float = 0.0) -> None:
         """Take the results the OCR thread has finished (waiting up to ``wait`` seconds for one)."""
         for read_id, result in self.worker.take(wait).items():
             self.confirmed += result.confirmed
             zone, dx, dy = self._asked.pop(read_id)
-            self.results[read_id] = zone.layout.filter(zone.drop_static(result.shifted(dx, dy)))
+            came = zone.drop_static(result.shifted(dx, dy))
+            self.results[read_id], unsure = zone.layout.read(came)
+            if unsure:
+                self.unsure[read_id] = came
 
 
 class _Zone:
@@ -320,10 +330,17 @@ class _Zone:
             elif frame is not None:
                 self.pending[-1].reads.append((reads.submit(self, frame, event), event))
 
-    def merged(self, reads: _Reads, clock: _StageClock) -> Iterator[Cue]:
-        """Cues of the segments, oldest first, that have ended and have all their reads back."""
+    def merged(self, reads: _Reads, clock: _StageClock, final: bool = False) -> Iterator[Cue]:
+        """Cues of the segments, oldest first, that have ended and have all their reads back; a segment with
+        reads the layout judged on too little evidence waits for it (or, once ``final``, for every read to be
+        back), then they are judged again."""
         pending = self.pending
         while pending and pending[0].end is not None and all(rid in reads.results for rid, _ in pending[0].reads):
+            held = [rid for rid, _ in pending[0].reads if rid in reads.unsure]
+            if not (final and reads.all_back) and any(self.layout.waiting(reads.unsure[rid]) for rid in held):
+                break
+            for rid in held:
+                reads.results[rid] = self.layout.judged(reads.unsure.pop(rid), reads.results[rid])
             done = pending.popleft()
             t0 = time.perf_counter()
             cues = self.merger.push(_record(done, reads.results, self.box, self.scale))
@@ -408,10 +425,10 @@ def _stream(
     total = (options.end or info.duration_s or 0) - (options.start or 0) or None
     clock = _StageClock()
 
-    def ready(wait: float = 0.0) -> Iterator[Cue]:
+    def ready(wait: float = 0.0, final: bool = False) -> Iterator[Cue]:
         reads.collect(wait)
         for zone in zones:
-            yield from zone.merged(reads, clock)
+            yield from zone.merged(reads, clock, final)
 
     def report(seconds: float, phase: str = "decode") -> None:
         if progress is not None:
@@ -448,7 +465,7 @@ def _stream(
     worker.flush()
     yield from ready()
     while any(zone.pending for zone in zones):
-        yield from ready(wait=0.5)
+        yield from ready(wait=0.5, final=True)
     for zone in zones:
         t0 = time.perf_counter()
         cues = zone.merger.flush()
