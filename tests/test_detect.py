@@ -297,3 +297,25 @@ def test_a_subtitle_under_still_picture_detail_starts_at_its_own_first_frame() -
     # the new state's mask, and it was there all along: the start must be judged on the subtitle's line.
     frames = [shapes_and(None)] * 8 + [shapes_and("Run!")] * 10
     assert _segment_starts(frames) == [0, 8]
+
+
+def test_edges_that_change_by_a_third_under_a_still_mask_ask_for_a_read_where_they_changed() -> None:
+    # A subtitle over a busy still picture can merge with picture detail the mask leaves out: when it leaves,
+    # the mask holds still but the band's edge pixels drop. Here the unseen pixels are specks no line takes in.
+    text = edge_mask(band("Where were you last night?", ellipse=False), analysis_scale(WIDTH))
+    rng = np.random.default_rng(0)
+    specks = np.zeros_like(text)
+    ys, xs = rng.integers(0, text.shape[0], 900), rng.integers(0, text.shape[1], 900)
+    specks[ys, xs] = 255
+    specks[cv2.dilate(text, np.ones((9, 9), np.uint8)) > 0] = 0
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    reads = []
+    for i in range(60):
+        edges = np.maximum(text, specks) if i < 30 else text
+        reads += [e for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
+    unseen = [r for r in reads if r.reason is ReadReason.UNSEEN]
+    assert len(unseen) == 1 and unseen[0].split_at.pts == 30, [(r.ts.pts, r.split_at.pts, r.reason) for r in reads]
+    # Edges that stay as they were ask for nothing but the periodic recheck.
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    steady = [e for i in range(60) for e in det.push(Timestamp(i, TB), np.maximum(text, specks))]
+    assert not [e for e in steady if isinstance(e, ReadRequest) and e.reason is ReadReason.UNSEEN]

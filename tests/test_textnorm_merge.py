@@ -144,3 +144,18 @@ def test_a_bar_where_a_latin_word_starts_is_a_capital_i() -> None:
     assert normalize_text("a|b") == "a|b"
     assert normalize_text("你|好") == "你|好"
     assert normalize_text("x || y") == "x || y"
+
+
+def test_a_blank_read_asked_for_an_unseen_change_ends_the_subtitle_there() -> None:
+    # A subtitle over a busy still picture: the mask held still when it left (its glyphs merged with picture
+    # detail the mask leaves out); the band's edges did not, and the read asked for that came back blank.
+    left = SegmentRecord(0, 2400, [Read(40, 0, result("谢谢你大老远跑过来")), Read(2080, 1920, result(""), blank_ends=True)])
+    assert run(left) == [(0, 1920, "谢谢你大老远跑过来")]
+    # Other blank reads may be the recogniser missing a line that is still there: they end nothing.
+    missed = SegmentRecord(0, 2400, [Read(40, 0, result("谢谢你大老远跑过来")), Read(2080, 1920, result(""))])
+    assert run(missed) == [(0, 2400, "谢谢你大老远跑过来")]
+    # Text read again after such a blank read is a cue again from that read's change point.
+    back = SegmentRecord(
+        0, 2400, [Read(40, 0, result("好。")), Read(800, 760, result(""), blank_ends=True), Read(1600, 1500, result("走吧"))]
+    )
+    assert run(back) == [(0, 760, "好。"), (1500, 2400, "走吧")]

@@ -33,6 +33,12 @@ GLYPHS_HELD = 0.8
 GLYPHS_MIN_PIXELS = 24
 #: How far back a subtitle's start may be moved by _shown_since (seconds).
 LOOKBACK_S = 1.0
+#: A text mask at least this similar to its segment's held still; if the band's edge pixels changed by at least
+#: EDGES_CHANGED of them since the last read meanwhile, something the mask does not see came or went: a subtitle
+#: over a busy still picture, whose glyphs merge with picture detail the mask leaves out. An UNSEEN read then
+#: (a blank result ends the subtitle where the edges changed: vidocr.merge).
+STILL_MASK = 0.9
+EDGES_CHANGED = 0.25
 #: A new text segment whose mask shares at least this much with the previous text segment's (see
 #: textmask.similarity) may be the same subtitle, its mask split by picture detail passing by.
 SPLIT_SIMILARITY = 0.3
@@ -93,6 +99,7 @@ class ReadReason(Enum):
     CUT = "cut"  # a shot cut under a subtitle whose mask moved
     DRIFT = "drift"  # the mask drifted from the last read's for ``confirm`` samples
     RECHECK = "recheck"  # ``recheck_s`` passed: a vote, and a guard against changes the masks missed
+    UNSEEN = "unseen"  # the band's edges changed by a lot under a mask that held still (see STILL_MASK)
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,8 @@ class _ReadTrack:
     #: in place: typewriter and roll-up captions barely change the mask).
     grow_ts: Timestamp | None = None
     grow_run: int = 0
+    edges: int = 0  # edge pixels of the band when it was read
+    edges_run: int = 0  # consecutive samples whose edges changed by EDGES_CHANGED under a still mask
 
 
 class BandChangeDetector:
@@ -194,6 +203,7 @@ class BandChangeDetector:
         #: The latest frames' edge masks (sampled or not), to look back from a subtitle's first clear frame.
         self._recent: deque[_Sample] = deque(maxlen=128)
         self._next_sample_s = 0.0
+        self._edges = 0  # edge pixels of the latest sample
         self.samples = 0
 
     # -- public -------------------------------------------------------------------------------
@@ -212,6 +222,7 @@ class BandChangeDetector:
         self.samples += 1
         mask, lines = self._text(edges)
         self._mask, self._lines = mask, tuple(lines)
+        self._edges = int(np.count_nonzero(edges))
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
             self._glyphs = mask if lines else None
@@ -402,6 +413,10 @@ class BandChangeDetector:
             track.grow_run += 1
         else:
             track.grow_run = 0
+        if sim >= STILL_MASK and _changed(track.edges, self._edges):
+            track.edges_run += 1
+        else:
+            track.edges_run = 0
         since = ts.seconds - track.last_read_s
         if since < opts.min_read_gap_s:
             return
@@ -412,9 +427,25 @@ class BandChangeDetector:
             yield from self._read(ts, self._change_point(track.last_read_s) or track.cut_ts, ReadReason.CUT)
         elif track.drifted and track.worst_ts is not None:
             yield from self._read(ts, self._change_point(track.last_read_s) or track.worst_ts, ReadReason.DRIFT)
+        elif track.edges_run >= opts.confirm:
+            yield from self._read(ts, self._edges_changed_at(ts, track), ReadReason.UNSEEN)
         elif since >= opts.recheck_s:
             split_at = self._change_point(track.last_read_s) or track.worst_ts or ts
             yield from self._read(ts, split_at, ReadReason.RECHECK)
+
+    def _edges_changed_at(self, ts: Timestamp, track: _ReadTrack) -> Timestamp:
+        """The first frame of the run, up to ``ts``, of frames since the last read whose edge count is nearer
+        the latest sample's than the read's: where what the mask does not see came or went."""
+        found: Timestamp | None = None
+        for sample in self._recent:
+            if sample.ts.seconds <= track.last_read_s:
+                continue
+            count = int(np.count_nonzero(sample.edges))
+            if abs(count - self._edges) < abs(count - track.edges):
+                found = found or sample.ts
+            else:
+                found = None
+        return found or ts
 
     def _change_point(self, since_s: float) -> Timestamp | None:
         """Where to split if this re-read finds other text than the last read: the first frame of the
@@ -438,7 +469,7 @@ class BandChangeDetector:
     def _read(self, ts: Timestamp, split_at: Timestamp, reason: ReadReason) -> Iterator[DetectorEvent]:
         seg = self._segment
         assert seg is not None
-        self._track = _ReadTrack(last_read_s=ts.seconds)
+        self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges)
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown)
@@ -463,6 +494,10 @@ class BandChangeDetector:
             if changed:
                 return sample.ts
         return ts
+
+
+def _changed(before: int, now: int) -> bool:
+    return before > 0 and abs(now - before) >= EDGES_CHANGED * max(now, before)
 
 
 def centred_similarity(

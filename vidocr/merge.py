@@ -59,6 +59,9 @@ class Read:
     #: The mask changed (a little) since the previous read; False for periodic re-reads of a mask
     #: that stayed put, whose differences can only be OCR noise.
     mask_moved: bool = True
+    #: Read because the band changed unseen by the mask (vidocr.detect's UNSEEN): blank, it ends the subtitle
+    #: at ``split_ms`` (other blank reads may be the recogniser missing a line that is still there).
+    blank_ends: bool = False
 
 
 @dataclass
@@ -113,12 +116,23 @@ class CueMerger:
     def _split(self, seg: SegmentRecord) -> list[_Open]:
         """Group the segment's usable reads into runs of the same subtitle."""
         reads = [replace(r, result=_without_picture_glyphs(r.result)) for r in seg.reads]
-        reads = [r for r in reads if self._usable(r.result)]
+        reads = [r for r in reads if self._usable(r.result) or r.blank_ends]
+        while reads and not self._usable(reads[0].result):
+            reads.pop(0)
         if not reads:
             return []
         pieces: list[_Open] = []
-        current = _Open(seg.start_ms, seg.end_ms, [reads[0].result], seg.box)
+        current: _Open | None = _Open(seg.start_ms, seg.end_ms, [reads[0].result], seg.box)
         for read in reads[1:]:
+            if not self._usable(read.result):  # blank_ends: the subtitle left
+                if current is not None:
+                    current.end_ms = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
+                    pieces.append(current)
+                    current = None
+                continue
+            if current is None:  # text again after it left: from this read's change point
+                current = _Open(min(read.split_ms, seg.end_ms - 1), seg.end_ms, [read.result], seg.box)
+                continue
             same = self._same_subtitle(
                 current.text(), read.result.text, _extent(current.results), _extent([read.result])
             )
@@ -142,7 +156,8 @@ class CueMerger:
             current.end_ms = cut
             pieces.append(current)
             current = _Open(cut, seg.end_ms, [read.result], seg.box)
-        pieces.append(current)
+        if current is not None:
+            pieces.append(current)
         return pieces
 
     def _same_subtitle(self, a: str, b: str, box_a: Box | None, box_b: Box | None) -> bool:

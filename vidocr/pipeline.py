@@ -537,7 +537,13 @@ def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scal
     seg, end = done.segment, done.end
     assert end is not None
     reads = [
-        Read(req.ts.ms, req.split_at.ms, results.pop(rid), req.reason is not ReadReason.RECHECK)
+        Read(
+            req.ts.ms,
+            req.split_at.ms,
+            results.pop(rid),
+            req.reason is not ReadReason.RECHECK,
+            blank_ends=req.reason is ReadReason.UNSEEN,
+        )
         for rid, req in done.reads
     ]
     text_box = None
