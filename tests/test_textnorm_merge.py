@@ -159,3 +159,15 @@ def test_a_blank_read_asked_for_an_unseen_change_ends_the_subtitle_there() -> No
         0, 2400, [Read(40, 0, result("好。")), Read(800, 760, result(""), blank_ends=True), Read(1600, 1500, result("走吧"))]
     )
     assert run(back) == [(0, 760, "好。"), (1500, 2400, "走吧")]
+
+
+def test_a_blank_of_a_frame_or_two_between_reads_of_the_same_text_is_no_gap() -> None:
+    # Shake over grass or a busy painting: the mask loses a subtitle for a frame or two, and finds it again.
+    flicker = run(seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 2000, (1073, 1073, "我知道了")))
+    assert flicker == [(0, 2000, "我知道了")]
+    # Other text after the brief blank: the subtitle ended where the blank began.
+    other = run(seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 2000, (1073, 1073, "你听我说")))
+    assert other == [(0, 1000, "我知道了"), (1033, 2000, "你听我说")]
+    # Two brief blank segments in a row are a gap as long as both.
+    twice = run(seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 1100), seg(1100, 2000, (1140, 1140, "我知道了")))
+    assert twice == [(0, 1000, "我知道了"), (1100, 2000, "我知道了")]

@@ -34,6 +34,10 @@ class MergeOptions:
     settle_ms: a segment's first read that disagrees with a better read made less than this after the
         segment began is a read of text still settling, not a subtitle of its own (the detector saw no
         change in between; no subtitle is shown that briefly).
+    bridge_ms: a blank segment shorter than this between two reads of the same text is that subtitle's mask
+        flickering (picture detail, shake; one or two frames), not a gap: a renderer does not blank a line for a
+        frame or two to show it again (a subtitle repeated after a real gap, 0.28 s in samples/repeat_gap.mp4,
+        stays two cues).
     unsure: a lone read below this confidence that is like (``misread_similarity``) a surer read right
         after it, sharing no line with it, is a misread of that read's subtitle, not a subtitle of its own
         (360p, heavy compression: "Wihen. wer list h'gi" 0.71 before "Where were you last night?" 0.95).
@@ -47,6 +51,7 @@ class MergeOptions:
     settle_ms: int = 250
     unsure: float = 0.8
     misread_similarity: float = 0.5
+    bridge_ms: int = 100
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class CueMerger:
     def __init__(self, options: MergeOptions | None = None) -> None:
         self.options = options or MergeOptions()
         self._open: _Open | None = None
+        self._blank: tuple[int, int] | None = None  # a brief blank segment after _open (see bridge_ms)
         # The cue before ``_open``, held back one step: A, then a brief near-copy B, then A again
         # is one subtitle whose middle read lost a character (an A-B-A is re-joined).
         self._prev: _Open | None = None
@@ -99,14 +105,30 @@ class CueMerger:
     def push(self, segment: SegmentRecord) -> list[Cue]:
         out: list[Cue] = []
         pieces = self._split(segment)
+        blank, self._blank = self._blank, None
+        if not pieces:
+            brief = segment.end_ms - segment.start_ms < self.options.bridge_ms
+            if brief and blank is None and self._open is not None and self._open.end_ms == segment.start_ms:
+                self._blank = (segment.start_ms, segment.end_ms)  # the same text may come right back
+                return out
+            return self._close()
+        current = self._open
+        if blank is not None:
+            if (
+                current is not None
+                and pieces[0].start_ms == blank[1]
+                and comparable(current.text()) == comparable(pieces[0].text())
+            ):
+                current.end_ms = blank[1]  # one subtitle: _add joins the piece to it
+            else:
+                out.extend(self._close())
         for i, piece in enumerate(pieces):
             mask_sim = segment.mask_similarity if i == 0 else 0.0
             out.extend(self._add(piece, mask_sim))
-        if not pieces:
-            out.extend(self._close())
         return out
 
     def flush(self) -> list[Cue]:
+        self._blank = None
         return self._close()
 
     # -- internals ----------------------------------------------------------------------------
