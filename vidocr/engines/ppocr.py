@@ -65,8 +65,10 @@ Piece = tuple[np.ndarray, str, float]
 Span = tuple[float, float] | None
 #: The recogniser's probability of each character of a text.
 CharConf = tuple[float, ...]
-#: A :data:`Piece` with its text's :data:`Span` and :data:`CharConf`.
-SpannedPiece = tuple[np.ndarray, str, float, Span, CharConf]
+#: The column of each character of a text (the middle of its CTC steps), as shares of the crop's width.
+CharCols = tuple[float, ...]
+#: A :data:`Piece` with its text's :data:`Span`, :data:`CharConf` and :data:`CharCols`.
+SpannedPiece = tuple[np.ndarray, str, float, Span, CharConf, CharCols]
 
 
 class PpOcr:
@@ -106,7 +108,7 @@ class PpOcr:
     def read_all(self, image: np.ndarray, det_limit: int | None = None) -> list[Piece]:
         """:meth:`read` without dropping empty or unsure lines (a script probe looks at those too).
         ``det_limit``: the detector's input size for this call (default ``config.det_limit_side``)."""
-        return [(box, text, score) for box, text, score, _, _ in self.read_spans(image, det_limit)]
+        return [(box, text, score) for box, text, score, *_ in self.read_spans(image, det_limit)]
 
     def read_spans(
         self, image: np.ndarray, det_limit: int | None = None, upscale: bool = False
@@ -155,12 +157,13 @@ class PpOcr:
     def recognize_spans(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float, Span]]:
         """Text, score and :data:`Span` of each crop: the columns of the CTC steps of its first and last
         character (where the text is in the crop, whatever picture detail the crop took in beside it)."""
-        return [(text, score, span) for text, score, span, _ in self.recognize_chars(crops)]
+        return [(text, score, span) for text, score, span, *_ in self.recognize_chars(crops)]
 
-    def recognize_chars(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float, Span, CharConf]]:
-        """:meth:`recognize_spans` with the probability of each character of the text (:data:`CharConf`)."""
+    def recognize_chars(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float, Span, CharConf, CharCols]]:
+        """:meth:`recognize_spans` with the probability and the column of each character of the text
+        (:data:`CharConf`, :data:`CharCols`)."""
         cfg = self.config
-        out: list[tuple[str, float, Span, CharConf]] = [("", 0.0, None, ())] * len(crops)
+        out: list[tuple[str, float, Span, CharConf, CharCols]] = [("", 0.0, None, (), ())] * len(crops)
         ratios = [c.shape[1] / float(c.shape[0]) for c in crops]
         order = np.argsort(np.array(ratios))
         for start in range(0, len(crops), cfg.rec_batch):
@@ -175,19 +178,23 @@ class PpOcr:
             preds = self._rec.run(None, {self._rec_input: batch})[0]
             for row, i in enumerate(idx):
                 resized_w = min(batch_width, int(math.ceil(cfg.rec_height * ratios[i])))
-                text, score, steps, probs = self._decode(preds[row])
+                text, score, steps, probs, at = self._decode(preds[row])
                 span = None
-                if steps is not None:  # a step is batch_width / T columns of the resized crop
-                    step_w = batch_width / preds.shape[1] / resized_w
+                step_w = batch_width / preds.shape[1] / resized_w  # a step's share of the resized crop
+                if steps is not None:
                     span = (min(1.0, steps[0] * step_w), min(1.0, (steps[1] + 1) * step_w))
-                out[i] = (text, score, span, probs)
+                cols = tuple(min(1.0, (a + 0.5) * step_w) for a in at)
+                out[i] = (text, score, span, probs, cols)
         return out
 
-    def _decode(self, pred: np.ndarray) -> tuple[str, float, tuple[int, int] | None, CharConf]:
+    def _decode(
+        self, pred: np.ndarray
+    ) -> tuple[str, float, tuple[int, int] | None, CharConf, tuple[float, ...]]:
         """Greedy CTC decoding (as rapidocr), plus the spaces greedy decoding drops: between two characters,
         a step where the space is the likeliest character and at least ``space_min`` likely is a space
         (a word gap the model saw but ranked just below "blank": "vidocr从", "Weneed"). Also the probability
-        of each character of the text (an added space: the most its gap gave the space)."""
+        of each character of the text (an added space: the most its gap gave the space) and the step it was
+        read at (an added space: the middle of its gap)."""
         tokens = pred.argmax(axis=1)
         probs = pred.max(axis=1)
         keep = np.ones(len(tokens), dtype=bool)
@@ -199,6 +206,7 @@ class PpOcr:
         space = len(self.characters) - 1
         text: list[str] = []
         char_conf: list[float] = []
+        at: list[float] = []
         for i, step in enumerate(steps):
             char = self.characters[tokens[step]]
             if i and char != " " and text[-1] != " ":
@@ -206,15 +214,20 @@ class PpOcr:
                 if len(gap) and self._spaced(gap, space):
                     text.append(" ")
                     char_conf.append(round(float(gap[:, space].max()), 5))
+                    at.append((steps[i - 1] + step) / 2)
             text.append(char)
             char_conf.extend([round(float(probs[step]), 5)] * len(char))
+            end = step
+            while end + 1 < len(tokens) and tokens[end + 1] == tokens[step]:
+                end += 1  # the character's run of steps
+            at.extend([(step + end) / 2] * len(char))
         chars = [int(step) for step in steps if tokens[step] != space]
         if not chars:
-            return "".join(text), score, None, tuple(char_conf)
+            return "".join(text), score, None, tuple(char_conf), tuple(at)
         last = chars[-1]
         while last + 1 < len(tokens) and tokens[last + 1] == tokens[chars[-1]]:
             last += 1  # the last character's run of steps
-        return "".join(text), score, (chars[0], last), tuple(char_conf)
+        return "".join(text), score, (chars[0], last), tuple(char_conf), tuple(at)
 
     def _spaced(self, gap: np.ndarray, space: int) -> bool:
         rest = gap[:, 1:].max(axis=1)  # the likeliest non-blank character at each step

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 import numpy as np
 
 from vidocr.engines import EngineOptions
-from vidocr.engines.ppocr import PpOcr, PpOcrConfig, SpannedPiece
+from vidocr.engines.ppocr import CharCols, CharConf, PpOcr, PpOcrConfig, Span, SpannedPiece
 from vidocr.errors import EngineError
 from vidocr.langs import (
     SCRIPTS,
@@ -82,18 +82,97 @@ def build_ocr(options: EngineOptions | None = None) -> PpOcr:
 
 
 def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
-    """Detect and recognise one BGR band crop and rebuild lines from its boxes."""
+    """Detect and recognise one BGR band crop and rebuild lines from its boxes (see spanned_pieces)."""
     pieces, cols, chars = [], [], []
-    for quad, text, score, span, probs in read_all_again(ocr, image):
-        if not ocr.kept((quad, text, score)):
+    for found in read_all_again(ocr, image):
+        if not ocr.kept(found[:3]):
             continue
-        x0, y0 = quad.min(axis=0)
-        x1, y1 = quad.max(axis=0)
-        lead = len(text) - len(text.lstrip())
-        pieces.append((float(x0), float(y0), float(x1), float(y1), text.strip(), score))
-        cols.append((float(x0 + span[0] * (x1 - x0)), float(x0 + span[1] * (x1 - x0))) if span else None)
-        chars.append(probs[lead : lead + len(text.strip())] if len(probs) == len(text) else None)
+        for piece, piece_cols, piece_chars in spanned_pieces(*found):
+            pieces.append(piece)
+            cols.append(piece_cols)
+            chars.append(piece_chars)
     return OcrResult(lines=tuple(group_lines(pieces, cols=cols, chars=chars)))
+
+
+#: A box for group_lines: x0, y0, x1, y1, text, score.
+BoxPiece = tuple[float, float, float, float, str, float]
+
+
+def spanned_pieces(
+    quad: np.ndarray, text: str, score: float, span: Span, probs: CharConf, at: CharCols
+) -> list[tuple[BoxPiece, tuple[float, float] | None, tuple[float, ...] | None]]:
+    """A recognised box as boxes for group_lines, each with the columns where its text is and its characters'
+    probabilities (when known). A box whose text runs from CJK into other letters or back is cut there into
+    boxes of its own (see script_runs): they stay parts of one line, and the layout can keep the one that is a
+    subtitle."""
+    x0, y0 = (float(v) for v in quad.min(axis=0))
+    x1, y1 = (float(v) for v in quad.max(axis=0))
+    runs = script_runs(text) if len(at) == len(text) == len(probs) else [(0, len(text))]
+    if len(runs) > 1:
+        w = x1 - x0
+        cuts = [x0 + w * (at[_last(text, a, b)] + at[_first(text, b, c)]) / 2
+                for (a, b), (_, c) in zip(runs, runs[1:], strict=False)]
+        out = []
+        for k, ((a, b), left, right) in enumerate(zip(runs, [x0, *cuts], [*cuts, x1], strict=True)):
+            i, j = _first(text, a, b), _last(text, a, b) + 1
+            cols = (x0 + w * at[i], x0 + w * at[j - 1])
+            j += k < len(runs) - 1 and j < b  # a space between two runs stays, at the end of the first
+            part = probs[i:j]
+            out.append(((left, y0, right, y1, text[i:j], float(np.mean(part))), cols, part))
+        return out
+    lead = len(text) - len(text.lstrip())
+    cols = (x0 + span[0] * (x1 - x0), x0 + span[1] * (x1 - x0)) if span else None
+    chars = probs[lead : lead + len(text.strip())] if len(probs) == len(text) else None
+    return [((x0, y0, x1, y1, text.strip(), score), cols, chars)]
+
+
+#: A run of a box's text in one script is cut off as a box of its own from this many letters (or digits) of
+#: its script on both sides of the cut: a CJK subtitle glued to an English sign or page in one detector box
+#: ("这封信是在他外套里找到的SALE 50%"); the layout keeps the run that is centred (SubtitleLayout._trimmed),
+#: and drops the runs of print by their own glyph fill.
+SCRIPT_RUN_MIN = 2
+
+
+def script_runs(text: str) -> list[tuple[int, int]]:
+    """``text`` as runs (start, end) of CJK and of other letters and digits, each with the spaces and punctuation
+    after it; runs of fewer than SCRIPT_RUN_MIN letters belong to the run before them (or after, at the start)."""
+    runs: list[list[int | str]] = []  # [start, end, script, letters]
+    for i, char in enumerate(text):
+        script = _script_of(char)
+        if runs and (script is None or script == runs[-1][2]):
+            runs[-1][1] = i + 1
+            runs[-1][3] = int(runs[-1][3]) + (script is not None)
+        elif script is not None:
+            runs.append([i if runs else 0, i + 1, script, 1])
+    merged: list[list[int | str]] = []
+    for run in runs:
+        if merged and (int(run[3]) < SCRIPT_RUN_MIN or run[2] == merged[-1][2]):
+            merged[-1][1] = run[1]
+            merged[-1][3] = int(merged[-1][3]) + int(run[3])
+        elif merged and int(merged[-1][3]) < SCRIPT_RUN_MIN:
+            merged[-1][1:] = [run[1], run[2], int(merged[-1][3]) + int(run[3])]
+        else:
+            merged.append(run)
+    if not merged:
+        return [(0, len(text))]
+    merged[-1][1] = len(text)
+    return [(int(r[0]), int(r[1])) for r in merged]
+
+
+def _script_of(char: str) -> str | None:
+    if char.isdigit() and char.isascii():
+        return "Latin"
+    return next(iter(script_counts(char)), None)
+
+
+def _first(text: str, start: int, end: int) -> int:
+    """The first character of ``text[start:end]`` that is not a space."""
+    return next((i for i in range(start, end) if not text[i].isspace()), start)
+
+
+def _last(text: str, start: int, end: int) -> int:
+    """The last character of ``text[start:end]`` that is not a space."""
+    return next((i for i in range(end - 1, start - 1, -1) if not text[i].isspace()), end - 1)
 
 
 def read_all_again(ocr: PpOcr, image: np.ndarray) -> list[SpannedPiece]:
@@ -133,13 +212,13 @@ def reread_band(
     if not crops:
         return None
     lines = []
-    texts: Sequence[tuple[str, float, object, tuple[float, ...]]]
+    texts: Sequence[tuple[str, float, object, tuple[float, ...], tuple[float, ...]]]
     if reader is None:
         texts = ocr.recognize_chars(crops)
     else:
-        texts = [(text, score, None, ()) for text, score in reader.recognize(crops)]
+        texts = [(text, score, None, (), ()) for text, score in reader.recognize(crops)]
     min_score = ocr.config.text_score if reader is None else TESS_MIN_CONF
-    for line, (text, score, _, probs) in zip(prior.lines, texts, strict=True):
+    for line, (text, score, _, probs, _) in zip(prior.lines, texts, strict=True):
         if score < min_score or not _reads_back(_squash(str(text)), _squash(line.text), reader is not None):
             return None
         # This read's character probabilities where it read the line as written (spaces too).
@@ -351,13 +430,13 @@ class ScriptChooser:
         if decided is not None:
             return read_band_tesseract(self._ocr, self.final(decided), image)
         lines = []  # (box, vote, PP-OCR's text and score, the voted pack's text and confidence, crop)
-        line_chars: list[tuple[float, ...] | None] = []  # PP-OCR's character probabilities of each line's text
-        for quad, text, score, _, probs in read_all_again(self._ocr, image):
+        spanned = []  # each line as PP-OCR read it, for group_lines (spanned_pieces)
+        for found in read_all_again(self._ocr, image):
+            quad, text, score = found[:3]
             x0, y0 = quad.min(axis=0)
             x1, y1 = quad.max(axis=0)
             box = (float(x0), float(y0), float(x1), float(y1))
-            lead = len(text) - len(text.lstrip())
-            line_chars.append(probs[lead : lead + len(text.strip())] if len(probs) == len(text) else None)
+            spanned.append(spanned_pieces(*found))
             text = text.strip()
             crop = line_crop(image, x0, y0, x1, y1)
             if _sure(text, score, (box[2] - box[0]) / max(1.0, box[3] - box[1])):
@@ -381,9 +460,10 @@ class ScriptChooser:
                     self.unread.append(crop)
         self._vote([line[1] for line in lines])
         leader = self.decided or self._leader()
-        pieces: list[tuple[float, float, float, float, str, float]] = []
+        pieces: list[BoxPiece] = []
+        cols: list[tuple[float, float] | None] = []
         chars: list[tuple[float, ...] | None] = []
-        for (box, vote, text, score, probe, conf, crop), line_probs in zip(lines, line_chars, strict=True):
+        for (box, vote, text, score, probe, conf, crop), ppocr in zip(lines, spanned, strict=True):
             if leader not in (None, "ppocr", "none"):
                 # Lines another recogniser won are read again with the video's (a wrong pack can be surer
                 # than the right one on one line; PP-OCR can be sure of a look-alike).
@@ -391,14 +471,17 @@ class ScriptChooser:
                     probe, conf = self.final(str(leader)).read_line(crop)
                 if conf >= TESS_MIN_CONF and probe:
                     pieces.append((*box, probe, conf))
+                    cols.append(None)
                     chars.append(None)
             elif vote == "none" and leader == "none":
                 continue  # nothing reads it: no look-alike garbage
             elif text and score >= self._ocr.config.text_score:
-                pieces.append((*box, text, score))  # PP-OCR, as without --lang
-                chars.append(line_probs)
+                for piece, piece_cols, piece_chars in ppocr:  # PP-OCR, as without --lang
+                    pieces.append(piece)
+                    cols.append(piece_cols)
+                    chars.append(piece_chars)
         rtl = leader not in (None, "ppocr", "none") and self.reader(str(leader)).rtl
-        return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl, chars=chars)))
+        return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl, cols=cols, chars=chars)))
 
     def _leader(self) -> str | None:
         """The recogniser the video leans to before it is decided: the most voted one, "none" only alone."""

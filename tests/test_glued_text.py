@@ -1,0 +1,56 @@
+"""A subtitle and text in the picture read as one detector box: the box is cut where its text changes script."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+from support.synth import FONT_PATH
+
+from vidocr.engines import OcrEngine
+from vidocr.engines.rapid import script_runs
+from vidocr.layout import SubtitleLayout
+from vidocr.types import Task
+
+W, H = 1280, 150
+
+
+def test_text_is_cut_into_runs_of_one_script() -> None:
+    def runs(text: str) -> list[str]:
+        return [text[a:b] for a, b in script_runs(text)]
+
+    assert runs("这封信是在他外套里找到的SALE 50%") == ["这封信是在他外套里找到的", "SALE 50%"]
+    assert runs("further is it? Thank you for到了桥那边往左拐sure this is") == [
+        "further is it? Thank you for", "到了桥那边往左拐", "sure this is"]
+    assert runs("我们的iPhone没有了") == ["我们的", "iPhone", "没有了"]
+    # A single letter or glyph of another script is no run of its own; punctuation goes with the run before it.
+    assert runs("A计划") == ["A计划"] and runs("3点了") == ["3点了"] and runs("好，登录吧！") == ["好，登录吧！"]
+    assert runs("Where were you?") == ["Where were you?"] and runs("") == [""]
+
+
+def _band(subtitle: str, beside: str = "", gap: int = 6) -> np.ndarray:
+    """A band with ``subtitle`` centred (white, black outline) and ``beside`` drawn right after it, as close as
+    a sign in the picture can be (the detector boxes both as one line)."""
+    img = Image.new("RGB", (W, H), (70, 80, 90))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT_PATH), 44)
+    width = draw.textlength(subtitle, font=font)
+    x = (W - width) / 2
+    draw.text((x, 60), subtitle, font=font, fill=(240, 240, 240), stroke_width=3, stroke_fill=(0, 0, 0))
+    if beside:
+        draw.text((x + width + gap, 60), beside, font=font, fill=(235, 235, 235), stroke_width=3, stroke_fill=(0, 0, 0))
+    return cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
+
+
+def test_a_cjk_subtitle_glued_to_a_latin_sign_keeps_its_own_text(rapid_engine: OcrEngine) -> None:
+    # Seen on the libass corpus (check 07): "这封信是在他外套里找到的SALE 50%" as one off-centre line, dropped
+    # by the layout for 25 frames of a 75-frame cue.
+    read = rapid_engine.recognize([_band("这封信是在他外套里找到的", "SALE 50%")], Task.SUBTITLE)[0]
+    assert len(read.lines) == 1 and len(read.lines[0].parts) == 2, read
+    assert SubtitleLayout(W).filter(read).text == "这封信是在他外套里找到的"
+
+
+def test_a_centred_subtitle_of_two_scripts_stays_whole(rapid_engine: OcrEngine) -> None:
+    read = rapid_engine.recognize([_band("我们的iPhone没有了")], Task.SUBTITLE)[0]
+    assert [ln.text for ln in read.lines] == ["我们的iPhone没有了"]
+    assert SubtitleLayout(W).filter(read).text == "我们的iPhone没有了"
