@@ -149,15 +149,15 @@ def test_a_bar_where_a_latin_word_starts_is_a_capital_i() -> None:
 def test_a_blank_read_asked_for_an_unseen_change_ends_the_subtitle_there() -> None:
     # A subtitle over a busy still picture: the mask held still when it left (its glyphs merged with picture
     # detail the mask leaves out); the band's edges did not, and the read asked for that came back blank.
-    left = SegmentRecord(0, 2400, [Read(40, 0, result("谢谢你大老远跑过来")), Read(2080, 1920, result(""), blank_ends=True)])
+    shown = Read(40, 0, result("谢谢你大老远跑过来"))
+    left = SegmentRecord(0, 2400, [shown, Read(2080, 1920, result(""), blank_ends=True)])
     assert run(left) == [(0, 1920, "谢谢你大老远跑过来")]
     # Other blank reads may be the recogniser missing a line that is still there: they end nothing.
-    missed = SegmentRecord(0, 2400, [Read(40, 0, result("谢谢你大老远跑过来")), Read(2080, 1920, result(""))])
+    missed = SegmentRecord(0, 2400, [shown, Read(2080, 1920, result(""))])
     assert run(missed) == [(0, 2400, "谢谢你大老远跑过来")]
     # Text read again after such a blank read is a cue again from that read's change point.
-    back = SegmentRecord(
-        0, 2400, [Read(40, 0, result("好。")), Read(800, 760, result(""), blank_ends=True), Read(1600, 1500, result("走吧"))]
-    )
+    reads = [Read(40, 0, result("好。")), Read(800, 760, result(""), blank_ends=True), Read(1600, 1500, result("走吧"))]
+    back = SegmentRecord(0, 2400, reads)
     assert run(back) == [(0, 760, "好。"), (1500, 2400, "走吧")]
 
 
@@ -169,5 +169,7 @@ def test_a_blank_of_a_frame_or_two_between_reads_of_the_same_text_is_no_gap() ->
     other = run(seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 2000, (1073, 1073, "你听我说")))
     assert other == [(0, 1000, "我知道了"), (1033, 2000, "你听我说")]
     # Two brief blank segments in a row are a gap as long as both.
-    twice = run(seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 1100), seg(1100, 2000, (1140, 1140, "我知道了")))
+    twice = run(
+        seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 1100), seg(1100, 2000, (1140, 1140, "我知道了"))
+    )
     assert twice == [(0, 1000, "我知道了"), (1100, 2000, "我知道了")]

@@ -441,10 +441,8 @@ class BandChangeDetector:
             if sample.ts.seconds <= track.last_read_s:
                 continue
             count = int(np.count_nonzero(sample.edges))
-            if abs(count - self._edges) < abs(count - track.edges):
-                found = found or sample.ts
-            else:
-                found = None
+            nearer_now = abs(count - self._edges) < abs(count - track.edges)
+            found = (found or sample.ts) if nearer_now else None
         return found or ts
 
     def _change_point(self, since_s: float) -> Timestamp | None:

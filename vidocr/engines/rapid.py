@@ -96,11 +96,13 @@ def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
 
 #: A box for group_lines: x0, y0, x1, y1, text, score.
 BoxPiece = tuple[float, float, float, float, str, float]
+#: A :data:`BoxPiece` with the columns where its text is and its characters' probabilities, when known.
+SpannedBox = tuple[BoxPiece, tuple[float, float] | None, tuple[float, ...] | None]
 
 
 def spanned_pieces(
     quad: np.ndarray, text: str, score: float, span: Span, probs: CharConf, at: CharCols
-) -> list[tuple[BoxPiece, tuple[float, float] | None, tuple[float, ...] | None]]:
+) -> list[SpannedBox]:
     """A recognised box as boxes for group_lines, each with the columns where its text is and its characters'
     probabilities (when known). A box whose text runs from CJK into other letters or back is cut there into
     boxes of its own (see script_runs): they stay parts of one line, and the layout can keep the one that is a
@@ -112,7 +114,7 @@ def spanned_pieces(
         w = x1 - x0
         cuts = [x0 + w * (at[_last(text, a, b)] + at[_first(text, b, c)]) / 2
                 for (a, b), (_, c) in zip(runs, runs[1:], strict=False)]
-        out = []
+        out: list[SpannedBox] = []
         for k, ((a, b), left, right) in enumerate(zip(runs, [x0, *cuts], [*cuts, x1], strict=True)):
             i, j = _first(text, a, b), _last(text, a, b) + 1
             cols = (x0 + w * at[i], x0 + w * at[j - 1])
@@ -121,9 +123,9 @@ def spanned_pieces(
             out.append(((left, y0, right, y1, text[i:j], float(np.mean(part))), cols, part))
         return out
     lead = len(text) - len(text.lstrip())
-    cols = (x0 + span[0] * (x1 - x0), x0 + span[1] * (x1 - x0)) if span else None
+    whole = (x0 + span[0] * (x1 - x0), x0 + span[1] * (x1 - x0)) if span else None
     chars = probs[lead : lead + len(text.strip())] if len(probs) == len(text) else None
-    return [((x0, y0, x1, y1, text.strip(), score), cols, chars)]
+    return [((x0, y0, x1, y1, text.strip(), score), whole, chars)]
 
 
 #: A run of a box's text in one script is cut off as a box of its own from this many letters (or digits) of
