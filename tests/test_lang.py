@@ -291,9 +291,10 @@ def test_index_build_stores_the_lang_list_on_its_tracks(samples: Path, tmp_path:
 
 
 def test_the_real_russian_clip_reads_with_lang_ru(tesseract: None) -> None:
-    """ru_stylised_8s.mp4 (small, widely spaced capitals without an outline, over light pictures): 10.6% CER when
-    written (45.8% before crops were enlarged and lighter stretches of a line got their own level). Captions written
-    from its frames; each against the cue over it most."""
+    """ru_stylised_8s.mp4 (small, widely spaced capitals without an outline, over light pictures): 9.4% CER when
+    written (10.6% before a crop's ends got their own level, "ОНА" read "НА"; 45.8% before crops were enlarged and
+    lighter stretches of a line got their own level). "И СМЕХ" has no cue: the text mask holds none of its glyphs
+    (README). Captions written from its frames; each against the cue over it most."""
     real = Path(os.environ.get("VIDOCR_REAL_DATA", Path(__file__).resolve().parents[2] / "shared" / "data" / "real"))
     clip = real / "ru_stylised_8s.mp4"
     if not clip.is_file():
@@ -309,5 +310,6 @@ def test_the_real_russian_clip_reads_with_lang_ru(tesseract: None) -> None:
         hit = best is not None and min(best.end_ms, end) > max(best.start_ms, start)
         errors += edit_distance("".join(best.text.split()), "".join(text.split())) if best and hit else n
         chars += n
-    assert errors / chars <= 0.2, [c.text for c in cues]
+    assert errors / chars <= 0.12, [c.text for c in cues]
     assert any(c.text.startswith("ЭТО ГЛАЗА, В КОТОРЫХ") for c in cues), [c.text for c in cues]
+    assert "ОНА НЕОСЯЗАЕМА" in [c.text for c in cues]  # its "О" over a lighter part of the picture, at the line's end

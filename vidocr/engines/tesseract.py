@@ -92,11 +92,18 @@ def _fill_gaps(crop: np.ndarray, bright: np.ndarray, rimmed: np.ndarray, ink: np
     of a line without an outline over a lighter picture, where the fixed level takes the picture too (the real
     Russian clip lost "ЭТО ГЛАЗА, В КОТ" of a line over a light eyebrow); each is binarised with its own Otsu
     level, as a whole crop is when little ink is found. Outlined lines have no such stretches (libass lines of
-    the five scripts read the same)."""
+    the five scripts read the same).
+
+    At either end of the crop a single such glyph is narrower than that (the real clip's "ОНА НЕОСЯЗАЕМА" read
+    "НА ...": its "О" over a lighter part of the picture merged with it at the fixed level): a stretch from the
+    crop's edge to the first or last found glyph, whatever its width, is binarised the same way, and only what is
+    shaped like a glyph of the line is taken from it (see _line_glyphs): a blank margin's Otsu level splits noise
+    and picture, not glyphs."""
     height, width = bright.shape
     has = np.asarray(ink.any(axis=0), dtype=bool)
     if not has.any():
         return ink
+    rows = np.flatnonzero(ink.any(axis=1))
     out = ink
     x = 0
     while x < width:
@@ -106,15 +113,30 @@ def _fill_gaps(crop: np.ndarray, bright: np.ndarray, rimmed: np.ndarray, ink: np
         end = x
         while end < width and not has[end]:
             end += 1
-        if end - x >= 1.5 * height:
+        wide = end - x >= 1.5 * height
+        if wide or x == 0 or end == width:
             part = bright[:, x:end]
             level, _ = cv2.threshold(part, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
             found = _enclosed(crop[:, x:end], (part > level).view(np.uint8), rimmed[:, x:end], 0.0)
+            if not wide:
+                found = _line_glyphs(found, int(rows[0]), int(rows[-1]))
             if found.any():
                 out = out.copy() if out is ink else out
                 out[:, x:end] |= found
         x = end
     return out
+
+
+def _line_glyphs(found: np.ndarray, top: int, bottom: int) -> np.ndarray:
+    """The regions of ``found`` shaped like a glyph of the line whose found ink spans rows ``top`` to ``bottom``:
+    at least half as tall as that, and on those rows (their middle row inside them)."""
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(found.view(np.uint8), connectivity=8)
+    y, h = stats[:, cv2.CC_STAT_TOP], stats[:, cv2.CC_STAT_HEIGHT]
+    middle = y + h / 2
+    keep = (h >= 0.5 * (bottom - top + 1)) & (middle >= top) & (middle <= bottom + 1)
+    keep[0] = False
+    kept: np.ndarray = keep[labels]
+    return kept
 
 
 def _enclosed(crop: np.ndarray, glyph: np.ndarray, rimmed: np.ndarray, share: float) -> np.ndarray:
