@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
+from vidocr.textmask import closed_light, glyph_pixels
 from vidocr.textnorm import comparable, text_similarity
 from vidocr.types import Box, OcrLine, OcrPart, OcrResult
 
@@ -85,9 +86,6 @@ SAME_TEXT = 0.75
 #: Lines of one left- or right-aligned block are at most this many line heights apart (rendered line spacing
 #: leaves 0-0.5).
 BLOCK_GAP = 0.8
-#: Light pixels (luma) with a pixel at least this much darker within the rim radius are glyph pixels (as in
-#: vidocr.textmask, which finds subtitles by the same contrast).
-_BRIGHT_MIN, _RIM_STEP = 140, 60
 
 
 @dataclass
@@ -398,13 +396,16 @@ def glyph_fill(image: np.ndarray, box: Box) -> float | None:
 def measure_line(image: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | None:
     """The line's :func:`glyph_fill`, and the columns its closed glyphs span (where the text is drawn, in
     ``image``'s pixels: the detector's box may take in picture detail beside it); None when not judged."""
-    if image.ndim == 2:
-        return _fill(image, box)
-    # Luma, and the strongest colour channel for coloured glyphs (the text mask's brightness): a red or blue
-    # fill is dark in luma. Print is dark ink on light paper in both.
-    fills = [_fill(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), box), _fill(image.max(axis=2), box)]
+    fills = [_fill(grey, box) for grey in _planes(image)]
     known = [f for f in fills if f is not None]
     return max(known, key=lambda f: f[0]) if known else None
+
+
+def _planes(image: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The planes glyphs are measured on: a grey ``image`` itself; of a BGR one, luma and the strongest colour
+    channel for coloured glyphs (the text mask's brightness): a red or blue fill is dark in luma. Print is dark
+    ink on light paper in both."""
+    return (image,) if image.ndim == 2 else (cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), image.max(axis=2))
 
 
 def _fill(grey: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | None:
@@ -413,37 +414,38 @@ def _fill(grey: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | 
     x0, x1 = max(0, box.x - pad), min(grey.shape[1], box.x + box.w + pad)
     if y1 - y0 < 3 or x1 - x0 < 3:
         return None
-    region = np.ascontiguousarray(grey[y0:y1, x0:x1])
-    radius = max(2, round(box.h * 0.06))
-    rim = cv2.erode(region, np.ones((2 * radius + 1, 2 * radius + 1), np.uint8))
-    glyph = (region >= _BRIGHT_MIN) & (cv2.subtract(region, rim) >= _RIM_STEP)
-    if not glyph.any():
+    # Closed: the light regions that do not reach the region's edge and fit in the line's box (a light box
+    # behind dark text is closed too, but wider). The share of each cut's glyph pixels in them, the larger kept.
+    cuts = _closed_cuts(np.ascontiguousarray(grey[y0:y1, x0:x1]), box.h, (box.w, box.h))
+    if not cuts:
         return None
-    brightest = glyph & (region >= float(np.percentile(region[glyph], 95)) - 25)
-    best = max(
-        _closed_glyphs(region, glyph, float(np.median(region[glyph])) - 30, box),
-        _closed_glyphs(region, brightest, float(np.median(region[brightest])) - 15, box),
-        key=lambda found: found[0],
-    )
-    share, closed = best
+    found = []
+    for glyph, light in cuts:
+        closed = glyph & light
+        found.append((float(np.count_nonzero(closed)) / max(1, int(np.count_nonzero(glyph))), closed))
+    share, closed = max(found, key=lambda f: f[0])
     cols = np.flatnonzero(closed.any(axis=0))
     if cols.size < 2:
         return share, None
     return share, (x0 + int(np.percentile(cols, 1)), x0 + int(np.percentile(cols, 99)) + 1)
 
 
-def _closed_glyphs(region: np.ndarray, glyph: np.ndarray, cut: float, box: Box) -> tuple[float, np.ndarray]:
-    """The share of ``glyph`` pixels in regions lighter than ``cut`` that are closed (they do not reach the
-    region's edge and fit in the line's box: a light box behind dark text is closed too, but wider), and
-    those pixels."""
-    light = (region > cut).view(np.uint8)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=4)
-    height, width = region.shape
-    x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-    open_ = (x == 0) | (y == 0) | (x + w >= width) | (y + h >= height) | (w > box.w) | (h > box.h)
-    open_[0] = True
-    closed: np.ndarray = glyph & ~open_[labels]
-    return float(np.count_nonzero(closed)) / max(1, int(np.count_nonzero(glyph))), closed
+def _closed_cuts(
+    grey: np.ndarray, line_height: int, most: tuple[float, float] | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The two cuts of :func:`glyph_fill` on a plane: (glyph pixels, the light pixels of the regions closed off
+    at the cut (:func:`vidocr.textmask.closed_light`, ``most`` as there)), for all glyph pixels with light cut
+    30 levels under their median, and for the brightest ones alone (within 25 levels of their 95th percentile)
+    cut 15 under theirs; none when ``grey`` has no glyph pixels. The rim radius is a sixteenth of
+    ``line_height``, the height of the lines measured."""
+    glyph = glyph_pixels(grey, max(2, round(line_height * 0.06)))
+    if not glyph.any():
+        return []
+    brightest = glyph & (grey >= float(np.percentile(grey[glyph], 95)) - 25)
+    return [
+        (glyph, closed_light(grey > float(np.median(grey[glyph])) - 30, most)),
+        (brightest, closed_light(grey > float(np.median(grey[brightest])) - 15, most)),
+    ]
 
 
 def glyph_image(image: np.ndarray, line_height: int) -> np.ndarray | None:
@@ -452,30 +454,17 @@ def glyph_image(image: np.ndarray, line_height: int) -> np.ndarray | None:
     A subtitle drawn over a page of print is read together with the print (the detector boxes both as one
     text, or boxes only the print). Its fill, closed off from the page by its outline, is what
     :func:`glyph_fill` measures; the page beside dark print is one open light region, and the print's letter
-    counters are small closed specks. Kept: light regions closed off from the image's edges, at the cuts
-    :func:`_fill` uses, on luma and on the strongest colour channel, no taller than 60% of the image nor
-    wider than half of it; of those, the tall ones (at least half the tallest) and the small ones beside
-    them (the dots and short strokes of a glyph). ``line_height``: the height of the lines read in
-    ``image``, which sets the rim radius as in :func:`glyph_fill`.
+    counters are small closed specks. Kept: light regions closed off from the image's edges
+    (:func:`vidocr.textmask.closed_light`: by default no taller than 60% of the image nor wider than half of
+    it), at the cuts :func:`glyph_fill` uses (:func:`_closed_cuts`), on the planes it measures; of those, the
+    tall ones (at least half the tallest) and the small ones beside them (the dots and short strokes of a
+    glyph). ``line_height``: the height of the lines read in ``image``, which sets the rim radius as in
+    :func:`glyph_fill`.
     """
-    height, width = image.shape[:2]
-    radius = max(2, round(line_height * 0.06))
-    kernel = np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
-    closed = np.zeros((height, width), bool)
-    planes = (image,) if image.ndim == 2 else (cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), image.max(axis=2))
-    for grey in planes:
-        grey = np.ascontiguousarray(grey)
-        glyph = (grey >= _BRIGHT_MIN) & (cv2.subtract(grey, cv2.erode(grey, kernel)) >= _RIM_STEP)
-        if not glyph.any():
-            continue
-        brightest = glyph & (grey >= float(np.percentile(grey[glyph], 95)) - 25)
-        for cut in (float(np.median(grey[glyph])) - 30, float(np.median(grey[brightest])) - 15):
-            light = grey > cut
-            count, labels, stats, _ = cv2.connectedComponentsWithStats(light.view(np.uint8), connectivity=4)
-            x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-            open_ = (x == 0) | (y == 0) | (x + w >= width) | (y + h >= height) | (h > 0.6 * height) | (w > 0.5 * width)
-            open_[0] = True
-            closed |= light & ~open_[labels]
+    closed = np.zeros(image.shape[:2], bool)
+    for grey in _planes(image):
+        for _, light in _closed_cuts(np.ascontiguousarray(grey), line_height):
+            closed |= light
     count, labels, stats, _ = cv2.connectedComponentsWithStats(closed.view(np.uint8), connectivity=8)
     if count <= 1:
         return None

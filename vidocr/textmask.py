@@ -26,8 +26,9 @@ from vidocr.types import Box
 ANALYSIS_WIDTH = 960
 #: A glyph pixel is at least this bright (0-255 luma)...
 BRIGHT_MIN = 140
-#: ...and at least this much brighter than the darkest pixel within two pixels (its outline/shadow).
-#: Outlined or shadowed subtitles give 150-220; anti-aliasing and downscaling keep them above ~80.
+#: ...and at least this much brighter than the darkest pixel within two pixels (its outline/shadow; vidocr.layout
+#: measures an OCR line's glyphs within a radius set by its height). Outlined or shadowed subtitles give 150-220;
+#: anti-aliasing and downscaling keep them above ~80.
 RIM_STEP = 60
 
 _KERNEL5 = np.ones((5, 5), np.uint8)
@@ -92,8 +93,39 @@ def edge_mask(y: np.ndarray, scale: float) -> np.ndarray:
     """Bright pixels with a dark rim, at analysis resolution (uint8 0/1)."""
     if scale < 1.0 and min(y.shape) * scale >= 1:
         y = cv2.resize(y, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    rim = cv2.erode(y, _KERNEL5)
-    return ((y >= BRIGHT_MIN) & (cv2.subtract(y, rim) >= RIM_STEP)).view(np.uint8)
+    return glyph_pixels(y).view(np.uint8)
+
+
+def glyph_pixels(image: np.ndarray, radius: int = 2) -> np.ndarray:
+    """``image``'s glyph pixels (bool): at least BRIGHT_MIN bright, with a pixel at least RIM_STEP darker within
+    ``radius`` pixels (the outline, shadow or box around a glyph's fill)."""
+    kernel = _KERNEL5 if radius == 2 else np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
+    glyph: np.ndarray = (image >= BRIGHT_MIN) & (cv2.subtract(image, cv2.erode(image, kernel)) >= RIM_STEP)
+    return glyph
+
+
+#: A light region is closed (see closed_light) when it is at most this share of the image's height and of its
+#: width: a band's glyphs are smaller than the band; the picture or page around them is not.
+CLOSED_HEIGHT, CLOSED_WIDTH = 0.6, 0.5
+
+
+def closed_light(light: np.ndarray, most: tuple[float, float] | None = None) -> np.ndarray:
+    """The pixels of ``light`` (bool: an image's light pixels at some cut) in light regions closed off from the
+    image's edges (bool): 4-connected regions that touch no edge and are at most ``most`` (width, height) in
+    pixels, by default CLOSED_WIDTH and CLOSED_HEIGHT of the image's.
+
+    A subtitle glyph's fill is closed off from everything around it by its outline, shadow or box; the paper
+    around dark print, or the picture around a glyph whose outline breaks, is one open region reaching past the
+    text. Measured by :func:`closed_glyph_mask` (pages in the band) and by vidocr.layout's glyph fill and glyph
+    image (an OCR line's light glyphs)."""
+    height, width = light.shape
+    most_width, most_height = most or (CLOSED_WIDTH * width, CLOSED_HEIGHT * height)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(light.view(np.uint8), connectivity=4, ltype=cv2.CV_32S)
+    x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+    open_ = (x == 0) | (y == 0) | (x + w >= width) | (y + h >= height) | (w > most_width) | (h > most_height)
+    open_[0] = True  # the pixels that are not light
+    closed: np.ndarray = (~open_)[labels]
+    return closed
 
 
 #: A band is a page of print (see closed_glyph_mask) from this share of thin dark strokes on light ground
@@ -151,8 +183,8 @@ def shows_page(image: np.ndarray, edges: np.ndarray, was: bool) -> bool:
 
 
 def closed_glyph_mask(y: np.ndarray, scale: float) -> np.ndarray:
-    """:func:`edge_mask`'s pixels that lie in light regions closed off from the image's edges, at analysis
-    resolution (uint8 0/1); ``y`` is at full resolution.
+    """:func:`edge_mask`'s pixels that lie in light regions (at least BRIGHT_MIN) closed off from the image's
+    edges (:func:`closed_light`), at analysis resolution (uint8 0/1); ``y`` is at full resolution.
 
     Over a page of dark print on light paper, the paper beside every stroke is "bright with a dark rim" too,
     and the page's lines of print fill the edge mask and hide a subtitle's coming and going. A subtitle's
@@ -161,14 +193,7 @@ def closed_glyph_mask(y: np.ndarray, scale: float) -> np.ndarray:
     scaling: ~5 ms for a 1280x200 band, paid only by frames whose band shows a page (:func:`shows_page`).
     A pale subtitle whose thin outline breaks on a bright picture loses those glyphs here: not for every video.
     """
-    height, width = y.shape
-    glyph = (y >= BRIGHT_MIN) & (cv2.subtract(y, cv2.erode(y, _KERNEL5)) >= RIM_STEP)
-    light = (y >= BRIGHT_MIN).view(np.uint8)
-    _, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=4, ltype=cv2.CV_32S)
-    x, yy, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-    open_ = (x == 0) | (yy == 0) | (x + w >= width) | (yy + h >= height) | (h > 0.6 * height) | (w > 0.5 * width)
-    open_[0] = True
-    closed: np.ndarray = (glyph & ~open_[labels]).view(np.uint8)
+    closed: np.ndarray = (glyph_pixels(y) & closed_light(y >= BRIGHT_MIN)).view(np.uint8)
     if scale < 1.0 and min(y.shape) * scale >= 1:
         # As analysis_image scales (the same call: masks of both kinds have one shape).
         small: np.ndarray = cv2.resize(closed * 255, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
