@@ -151,7 +151,9 @@ class SubtitleLayout:
         :meth:`judged` judges it again once :meth:`waiting` says the evidence is in."""
         self.glyphs.light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
         unsure = self._reads < HOLD_READS and self._unsure(result)
-        return self._judge(result, learn=True), unsure
+        kept, dropped = self._judge(result, learn=True)
+        self.dropped += dropped
+        return kept, unsure
 
     def waiting(self, result: OcrResult) -> bool:
         """Whether a read that :meth:`read` judged on too little evidence still waits for it."""
@@ -160,9 +162,8 @@ class SubtitleLayout:
     def judged(self, result: OcrResult, earlier: OcrResult) -> OcrResult:
         """``result`` (a read given to :meth:`read`, which kept ``earlier`` of it) judged again on what the
         zone knows now, learning nothing from it."""
-        dropped = self.dropped
-        again = self._judge(result, learn=False)
-        self.dropped = dropped + max(0, len(earlier.lines) - len(again.lines))
+        again, _ = self._judge(result, learn=False)
+        self.dropped += max(0, len(earlier.lines) - len(again.lines))
         return again
 
     def _unsure(self, result: OcrResult) -> bool:
@@ -172,18 +173,19 @@ class SubtitleLayout:
         light = self.glyphs.light >= LIGHT_EVIDENCE
         if not light and any(_fill_at_most(ln, PRINT_FILL_MAX) for ln in result.lines):
             return True
-        dropped = self.dropped
-        result = self._without_print(result, drop=light)
-        self.dropped = dropped
+        result, _ = self._without_print(result, drop=light)
         if not result.lines or self._proven_centred() or any(ln.box is None for ln in result.lines):
             return False
         lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn=False)
         return bool(lines) and not self._anchors(lines)
 
-    def _judge(self, result: OcrResult, learn: bool) -> OcrResult:
-        result = self._without_print(result, drop=self.glyphs.light >= LIGHT_EVIDENCE)
+    def _judge(self, result: OcrResult, learn: bool) -> tuple[OcrResult, int]:
+        """``result`` without the lines that are not subtitle lines, and how many lines were dropped (print, then
+        lines that do not fit the layout; lines added from its glyphs-only read do not count); ``learn``: the
+        layout learns from it."""
+        result, dropped = self._without_print(result, drop=self.glyphs.light >= LIGHT_EVIDENCE)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
-            return result
+            return result, dropped
         lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn)
         anchors = self._anchors(lines)
         if anchors:
@@ -197,9 +199,8 @@ class SubtitleLayout:
         if learn:
             self._learn(lines, anchors)
         if kept == result.lines:
-            return result
-        self.dropped += len(result.lines) - len(kept)
-        return replace(result, lines=kept)
+            return result, dropped
+        return replace(result, lines=kept), dropped + len(result.lines) - len(kept)
 
     def _said_centred(self, text: str) -> bool:
         return any(text_similarity(text, said) >= SAME_TEXT for said in self._said)
@@ -227,23 +228,22 @@ class SubtitleLayout:
         self._centres.extend(_centre(_box(ln), _text_cols(ln)) for ln in anchors)
         self._said.extend(ln.text for ln in anchors)
 
-    def _without_print(self, result: OcrResult, drop: bool) -> OcrResult:
+    def _without_print(self, result: OcrResult, drop: bool) -> tuple[OcrResult, int]:
         """``result`` without its lines of print (with ``drop``: once the zone has shown light subtitles; before
-        that, dark text on a light box may be the subtitles' style); a line that may be a subtitle glued to print
-        (glyph fill up to GLUED_FILL_MAX) gives way to the lines read on the same rows with the closed light
-        glyphs alone (``result.glyphs_only``), which are added where no other line is. A light box is a closed
-        light region too: its text reads the same glyphs only."""
+        that, dark text on a light box may be the subtitles' style), and how many of its lines it lost; a line
+        that may be a subtitle glued to print (glyph fill up to GLUED_FILL_MAX) gives way to the lines read on the
+        same rows with the closed light glyphs alone (``result.glyphs_only``), which are added where no other line
+        is. A light box is a closed light region too: its text reads the same glyphs only."""
         printed = [ln for ln in result.lines if _fill_at_most(ln, PRINT_FILL_MAX)] if drop else []
         clean = [ln for ln in result.glyphs_only.lines if ln.box is not None and ln.confidence >= GLYPHS_ONLY_SURE] \
             if result.glyphs_only else []
         if not printed and not clean:
-            return result
+            return result, 0
         kept = [ln for ln in result.lines if ln not in printed]
         kept = [ln for ln in kept if not (_fill_at_most(ln, GLUED_FILL_MAX) and any(_same_rows(ln, c) for c in clean))]
         added = [c for c in clean if not any(_same_rows(c, ln) for ln in kept)]
-        self.dropped += len(result.lines) - len(kept)
         lines = sorted([*kept, *added], key=lambda ln: _box(ln).y if ln.box is not None else 0)
-        return replace(result, lines=tuple(lines), glyphs_only=None)
+        return replace(result, lines=tuple(lines), glyphs_only=None), len(result.lines) - len(kept)
 
     def _trimmed(self, line: OcrLine) -> OcrLine:
         """A line joined from several detector boxes that is not centred, cut to the longest run of its boxes

@@ -157,14 +157,21 @@ def _ink(image: np.ndarray) -> np.ndarray:
 
 def print_share(image: np.ndarray) -> float:
     """The share of ``image``'s pixels that are thin dark strokes on light ground (see _ink)."""
-    return int(np.count_nonzero(_ink(image))) / max(1, image.size)
+    return _share(_ink(image))
 
 
 def small_ink_share(image: np.ndarray) -> float:
     """The share of ``image``'s ink (see _ink) in strokes at most SMALL_INK pixels high: letters of print, not
     the outline of a subtitle's glyphs."""
-    ink = _ink(image).view(np.uint8)
-    _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8, ltype=cv2.CV_32S)
+    return _small_share(_ink(image))
+
+
+def _share(ink: np.ndarray) -> float:
+    return int(np.count_nonzero(ink)) / max(1, ink.size)
+
+
+def _small_share(ink: np.ndarray) -> float:
+    _, _, stats, _ = cv2.connectedComponentsWithStats(ink.view(np.uint8), connectivity=8, ltype=cv2.CV_32S)
     area, height = stats[1:, 4], stats[1:, 3]
     return int(area[height <= SMALL_INK].sum()) / max(1, int(area.sum()))
 
@@ -173,13 +180,13 @@ def shows_page(image: np.ndarray, edges: np.ndarray, was: bool) -> bool:
     """Whether a band (``image`` at analysis resolution and its :func:`edge_mask`) shows a page of print;
     ``was``: whether the band's previous frame did (the thresholds are lower to stay a page than to become
     one, so that a page sliding out of view does not flip the band's mask kind from frame to frame)."""
-    ink = print_share(image)
-    if ink < (PRINT_OFF if was else PRINT_ON):
+    ink = _ink(image)  # measured once for the three tests
+    share = _share(ink)
+    if share < (PRINT_OFF if was else PRINT_ON):
         return False
-    glyphs = int(np.count_nonzero(edges)) / max(1, edges.size)
-    if glyphs < (PAGE_GLYPHS_OFF if was else PAGE_GLYPHS) * ink:
+    if _share(edges) < (PAGE_GLYPHS_OFF if was else PAGE_GLYPHS) * share:
         return False
-    return small_ink_share(image) >= (PAGE_SMALL_OFF if was else PAGE_SMALL)
+    return _small_share(ink) >= (PAGE_SMALL_OFF if was else PAGE_SMALL)
 
 
 def closed_glyph_mask(y: np.ndarray, scale: float) -> np.ndarray:
