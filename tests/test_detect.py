@@ -319,3 +319,24 @@ def test_edges_that_change_by_a_third_under_a_still_mask_ask_for_a_read_where_th
     det = BandChangeDetector(DetectOptions(), 25.0)
     steady = [e for i in range(60) for e in det.push(Timestamp(i, TB), np.maximum(text, specks))]
     assert not [e for e in steady if isinstance(e, ReadRequest) and e.reason is ReadReason.UNSEEN]
+
+
+def test_a_subtitle_gone_for_frames_ends_there_though_the_next_one_covers_its_place() -> None:
+    # Seen on a libass clip (dev 01): a CJK cue leaves, the 3 frames of the gap flicker (a cut, picture detail that
+    # is a line for one frame), and a longer cue appears where it was. Its glyphs cover 85% of the first one's
+    # place: "held" at the new cue's first frame, which alone would stretch the first cue over the gap.
+    old, new = "我们没有时间了", "你确定是这栋房子吗"
+    gap = [scene(""), scene("", blobs=3), scene("")]
+    frames = [scene(old)] * 10 + gap + [scene(new)] * 10
+    scale = analysis_scale(WIDTH)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    ended: dict[int, int] = {}
+    texts = []
+    for i, luma in enumerate(frames):
+        for event in det.push(Timestamp(i, TB), edge_mask(luma, scale)):
+            if isinstance(event, SegmentEnded):
+                ended[event.segment.start.pts] = event.end.pts
+            elif isinstance(event, SegmentStarted) and event.segment.has_text:
+                texts.append(event.segment.start.pts)
+    assert texts == [0, 13]
+    assert ended[0] == 10  # the first cue ends at its last frame, not where the next one began

@@ -29,6 +29,9 @@ from vidocr.types import Timestamp
 _KERNEL3 = np.ones((3, 3), np.uint8)
 #: Share of a subtitle's glyph pixels still present for it to count as shown when no text line is found.
 GLYPHS_HELD = 0.8
+#: ... and under this share it was gone: a subtitle gone in every frame from where it was first missing up to where
+#: the next state began ended where it was first missing, even when the next subtitle's glyphs cover its place.
+GLYPHS_GONE = 0.5
 #: Fewest stable glyph pixels (analysis resolution) worth judging by: about one small glyph.
 GLYPHS_MIN_PIXELS = 24
 #: How far back a subtitle's start may be moved by _shown_since (seconds).
@@ -306,7 +309,11 @@ class BandChangeDetector:
         gap: Timestamp | None = None
         if seg.has_text and self._left_at is not None:
             at_first = self._edges_at(pend.first, ts, edges)
-            if at_first is None or not self._glyphs_held(seg.mask, cv2.dilate(at_first, _KERNEL3)):
+            if (
+                at_first is None
+                or not self._glyphs_held(seg.mask, cv2.dilate(at_first, _KERNEL3))
+                or self._gone_between(seg.mask, self._left_at, pend.first)
+            ):
                 boundary = self._left_at
                 own = cv2.subtract(pend.mask, cv2.dilate(seg.mask, _KERNEL3))  # the new state's own pixels
                 if pend.lines and self._left_at.seconds < pend.first.seconds and not self._arrived(
@@ -349,6 +356,17 @@ class BandChangeDetector:
         if glyphs is None or np.count_nonzero(glyphs) < max(GLYPHS_MIN_PIXELS, 0.25 * np.count_nonzero(mask)):
             glyphs = mask
         return overlap(glyphs, seen) >= GLYPHS_HELD
+
+    def _gone_between(self, mask: np.ndarray, left: Timestamp, first: Timestamp) -> bool:
+        """The shown subtitle's glyphs were gone (under GLYPHS_GONE of them there) in every recent frame from
+        ``left`` (where it was first missing) up to ``first`` (where the next state began), and there was such a
+        frame: a new subtitle drawn where the old one was may cover its glyphs' place, but the blank frames
+        between the two say where it ended."""
+        glyphs = self._glyphs
+        if glyphs is None or np.count_nonzero(glyphs) < max(GLYPHS_MIN_PIXELS, 0.25 * np.count_nonzero(mask)):
+            glyphs = mask
+        between = [s for s in self._recent if left.seconds <= s.ts.seconds < first.seconds]
+        return bool(between) and all(overlap(glyphs, cv2.dilate(s.edges, _KERNEL3)) < GLYPHS_GONE for s in between)
 
     def _edges_at(self, when: Timestamp, ts: Timestamp, edges: np.ndarray) -> np.ndarray | None:
         """The edge mask of the frame at ``when`` (the current one, ``ts``, or a recent one)."""
