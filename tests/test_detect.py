@@ -340,3 +340,36 @@ def test_a_subtitle_gone_for_frames_ends_there_though_the_next_one_covers_its_pl
                 texts.append(event.segment.start.pts)
     assert texts == [0, 13]
     assert ended[0] == 10  # the first cue ends at its last frame, not where the next one began
+
+
+def busy(text: str | None, seed: int) -> np.ndarray:
+    """A band over moving texture (bright blades with dark rims, placed anew in every frame: shaking grass), and
+    optionally a subtitle drawn over it."""
+    rng = np.random.default_rng(seed)
+    img = Image.new("L", (WIDTH, HEIGHT), 110)
+    draw = ImageDraw.Draw(img)
+    for _ in range(40):
+        x, y = int(rng.integers(0, WIDTH)), int(rng.integers(0, HEIGHT))
+        draw.line((x, y, x + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=235, width=5)
+        draw.line((x + 4, y, x + 4 + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=20, width=2)
+    if text:
+        font = ImageFont.truetype(str(FONT_PATH), FONT)
+        w = draw.textlength(text, font=font)
+        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=245, stroke_width=3, stroke_fill=0)
+    return np.asarray(img)
+
+
+def test_a_subtitle_after_a_gap_over_moving_texture_starts_at_its_first_frame() -> None:
+    # Seen on a libass clip (dev 09): over shaking grass every frame's mask differs from the one before, so the new
+    # state holds only once the picture calms down (here from frame 24); the subtitle's glyphs were there from 14.
+    frames = [busy("Give me five more minutes.", 0)] * 10
+    frames += [busy(None, 100 + i) for i in range(4)]
+    frames += [busy("That's not what your sister said.", 200 + i) for i in range(10)]
+    frames += [busy("That's not what your sister said.", 300)] * 6
+    scale = analysis_scale(WIDTH)
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+    det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
+    reads = [e for i, luma in enumerate(frames) for e in det.push(Timestamp(i, TB), edge_mask(luma, scale))
+             if isinstance(e, ReadRequest)]
+    assert [r.segment.start.pts for r in reads if r.reason is ReadReason.NEW][-1] == 14, [
+        (r.ts.pts, r.segment.start.pts, r.reason) for r in reads]

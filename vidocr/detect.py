@@ -145,6 +145,9 @@ class _Pending:
     mask: np.ndarray
     lines: list[TextLine]
     count: int = 1
+    #: The pixels of every sample's mask since ``first`` (within a pixel): the new state's glyphs without the
+    #: picture detail that moved meanwhile (a subtitle appearing over shaking grass).
+    held: np.ndarray | None = None
 
 
 @dataclass
@@ -294,6 +297,7 @@ class BandChangeDetector:
         pend = self._pending
         if pend is not None and (similarity(pend.mask, mask) >= opts.same_threshold or not (lines or pend.lines)):
             pend.count += 1
+            pend.held = mask & cv2.dilate(pend.held if pend.held is not None else pend.mask, _KERNEL3)
             pend.mask, pend.lines = mask, lines
         else:
             pend = self._pending = _Pending(self._refine_start(ts, seg.mask, mask), mask, lines)
@@ -319,7 +323,7 @@ class BandChangeDetector:
                 if pend.lines and self._left_at.seconds < pend.first.seconds and not self._arrived(
                     own, self._left_at, ts, edges
                 ):
-                    gap, boundary = self._left_at, pend.first
+                    gap, boundary = self._left_at, self._there_since(pend, self._left_at)
         if not seg.has_text and pend.lines:
             boundary = self._shown_since(boundary, self._core_glyphs(pend.mask, pend.lines), seg.start)
         self._left_at = None
@@ -403,6 +407,29 @@ class BandChangeDetector:
             if overlap(glyphs, cv2.dilate(sample.edges, _KERNEL3)) < GLYPHS_HELD:
                 break
             start = sample.ts
+        return start
+
+    def _there_since(self, pend: _Pending, gap: Timestamp) -> Timestamp:
+        """Where a subtitle that follows a blank gap (from ``gap``) began: the first frame of the run of frames
+        after ``gap`` that still show its glyphs, going back from ``pend.first``. Its glyphs are the pixels that
+        stayed through its confirming samples (_Pending.held), which may hold picture detail that was still then:
+        the frame before must show at least GLYPHS_GONE of them; from there on, the pixels of every frame of the
+        run so far, of which each earlier frame must show GLYPHS_HELD. Over moving texture (shaking grass) the
+        masks of a shown subtitle's frames differ too much for a new state to hold until the picture calms
+        down; its glyphs were there all along, and the texture's pixels are not."""
+        glyphs = pend.held
+        if glyphs is None or np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
+            return pend.first
+        start, least = pend.first, GLYPHS_GONE
+        for sample in reversed(self._recent):
+            if sample.ts.seconds >= pend.first.seconds:
+                continue
+            seen = cv2.dilate(sample.edges, _KERNEL3)
+            if sample.ts.seconds <= gap.seconds or overlap(glyphs, seen) < least:
+                break
+            glyphs, least, start = glyphs & seen, GLYPHS_HELD, sample.ts
+            if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
+                break
         return start
 
     def _carried_glyphs(self, new: Segment, edges: np.ndarray) -> np.ndarray:
