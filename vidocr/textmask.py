@@ -344,9 +344,6 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
     return int(np.count_nonzero(a & b)) / na
 
 
-_KERNEL3 = np.ones((3, 3), np.uint8)
-
-
 def similarity(a: np.ndarray, b: np.ndarray) -> float:
     """1 minus the larger of the parts of ``a`` missing from ``b`` and of ``b`` missing from ``a``.
 
