@@ -373,3 +373,35 @@ def test_a_subtitle_after_a_gap_over_moving_texture_starts_at_its_first_frame() 
              if isinstance(e, ReadRequest)]
     assert [r.segment.start.pts for r in reads if r.reason is ReadReason.NEW][-1] == 14, [
         (r.ts.pts, r.segment.start.pts, r.reason) for r in reads]
+
+
+def test_a_subtitle_partly_lost_to_moving_texture_holds_until_its_glyphs_go() -> None:
+    # Seen on a libass clip (check 10): after a cut to a dense painting with shake, a third of the subtitle's glyph
+    # pixels are lost to the picture in every frame, and the texture's lines never hold, so the cue was split by a
+    # blank gap and then ran to the end of the video. The glyph pixels left stay frame after frame while the
+    # texture's move; when the subtitle leaves they go at once.
+    scale = analysis_scale(WIDTH)
+    text = edge_mask(band("到了桥那边往左拐", ellipse=False), scale)
+    rng = np.random.default_rng(1)
+    lost = (rng.random(text.shape) < 0.35).astype(np.uint8)  # the glyph pixels the new picture hides
+    hidden = text & (1 - lost) * 255
+
+    def texture(seed: int) -> np.ndarray:
+        specks = np.zeros_like(text)
+        r = np.random.default_rng(seed)
+        for _ in range(260):  # short bright strokes with dark rims, placed anew each frame: shaking texture
+            y, x = int(r.integers(0, text.shape[0] - 8)), int(r.integers(0, text.shape[1] - 8))
+            specks[y : y + int(r.integers(3, 8)), x : x + int(r.integers(2, 6))] = 255
+        return specks
+
+    frames = [text] * 10 + [np.maximum(hidden, texture(i)) for i in range(10, 30)] + [texture(i) for i in range(30, 40)]
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    spans: list[tuple[int, int, bool]] = []
+    for i, edges in enumerate(frames):
+        spans += [(e.segment.start.pts, e.end.pts, e.segment.has_text) for e in det.push(Timestamp(i, TB), edges)
+                  if isinstance(e, SegmentEnded)]
+    spans += [(e.segment.start.pts, e.end.pts, e.segment.has_text) for e in det.finish(Timestamp(40, TB))
+              if isinstance(e, SegmentEnded)]
+    shown = [(a, b) for a, b, has_text in spans if has_text]
+    assert shown[0][0] == 0 and shown[-1][1] == 30, spans  # shown from 0 to 30...
+    assert all(b == a2 for (_, b), (a2, _) in zip(shown, shown[1:], strict=False)), spans  # ...with no gap

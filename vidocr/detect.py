@@ -32,6 +32,12 @@ GLYPHS_HELD = 0.8
 #: ... and under this share it was gone: a subtitle gone in every frame from where it was first missing up to where
 #: the next state began ended where it was first missing, even when the next subtitle's glyphs cover its place.
 GLYPHS_GONE = 0.5
+#: A subtitle whose glyphs were partly lost to a new picture (a cut to dense texture) is still shown while the pixels
+#: of its glyphs that every frame since kept (its survivors) are at least this share of them, through at least
+#: ``confirm`` frames in which the picture moved (PICTURE_MOVED of its edge pixels changed since the frame before):
+#: texture that moves loses its pixels, a still subtitle keeps them; over a still picture nothing is proven.
+SURVIVORS = 0.25
+PICTURE_MOVED = 0.2
 #: Fewest stable glyph pixels (analysis resolution) worth judging by: about one small glyph.
 GLYPHS_MIN_PIXELS = 24
 #: How far back a subtitle's start may be moved by _shown_since (seconds).
@@ -204,6 +210,10 @@ class BandChangeDetector:
         #: Pixels of the shown subtitle's mask that have been there in every sample since it appeared:
         #: its glyphs, without the picture detail that passed by (see _step).
         self._glyphs: np.ndarray | None = None
+        #: The shown subtitle's glyph pixels that every frame kept since its glyphs were partly lost (see
+        #: SURVIVORS), and the frames in which the picture moved meanwhile.
+        self._survivors: np.ndarray | None = None
+        self._survived = 0
         self._track = _ReadTrack()
         self._between: deque[_Sample] = deque(maxlen=512)
         #: The latest frames' edge masks (sampled or not), to look back from a subtitle's first clear frame.
@@ -258,9 +268,23 @@ class BandChangeDetector:
 
     def finish(self, end: Timestamp) -> Iterator[DetectorEvent]:
         """Close the last segment at ``end`` (the time just after the last frame)."""
-        if self._segment is not None and self._segment.end is None:
-            self._segment.end = end
-            yield SegmentEnded(self._segment, end)
+        seg = self._segment
+        if seg is None or seg.end is not None:
+            return
+        left = self._left_at
+        if seg.has_text and left is not None and (
+            self._gone_between(seg.mask, left, end) or self._survival(seg.mask) is False
+        ):
+            # The subtitle left and the picture never held still long enough for a new state before the end.
+            seg.end = left
+            yield SegmentEnded(seg, left)
+            blank = Segment(seg.index + 1, left, False, np.zeros_like(seg.mask), [], 0.0, end=end)
+            self._segment = blank
+            yield SegmentStarted(blank)
+            yield SegmentEnded(blank, end)
+            return
+        seg.end = end
+        yield SegmentEnded(seg, end)
 
     # -- state machine ------------------------------------------------------------------------
     def _step(
@@ -272,6 +296,11 @@ class BandChangeDetector:
         sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
         seen = cv2.dilate(edges, _KERNEL3) if seg.has_text else None
         held = sim < opts.same_threshold and seen is not None and self._glyphs_held(seg.mask, seen)
+        if seen is not None:
+            self._survive(seg.mask, edges, seen)
+            if sim < opts.same_threshold and self._survival(seg.mask) is True:
+                # Its glyphs were partly lost to a moving picture, but the ones left stay: still shown.
+                held, self._left_at = True, None
         if sim >= opts.same_threshold and (seg.has_text or lines):
             # The band may look alike only because picture detail fills most of its mask (a small
             # subtitle beside a bright object): judge the centred lines, where subtitles are, on their own.
@@ -311,7 +340,8 @@ class BandChangeDetector:
         self._pending = None
         boundary = pend.first
         gap: Timestamp | None = None
-        if seg.has_text and self._left_at is not None:
+        surviving = self._survival(seg.mask) is True
+        if seg.has_text and self._left_at is not None and not surviving:
             at_first = self._edges_at(pend.first, ts, edges)
             if (
                 at_first is None
@@ -338,6 +368,9 @@ class BandChangeDetector:
         new = Segment(index, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
         self._segment = new
         self._glyphs = self._carried_glyphs(new, edges) if new.has_text else None
+        if surviving and new.has_text:
+            self._glyphs = self._survivors
+        self._survivors, self._survived = None, 0
         self._track = _ReadTrack()
         yield SegmentStarted(new)
         if new.has_text:
@@ -356,19 +389,47 @@ class BandChangeDetector:
         (``seen``: the frame's edge mask, dilated by a pixel). Its glyphs are the pixels that stayed
         through it (picture detail that was in its mask when it appeared has moved away), while
         there are enough of them; else the segment's mask."""
+        return overlap(self._glyph_set(mask), seen) >= GLYPHS_HELD
+
+    def _survive(self, mask: np.ndarray, edges: np.ndarray, seen: np.ndarray) -> None:
+        """Track the shown subtitle's survivors (see SURVIVORS): reset while its glyphs are all there."""
+        glyphs = self._glyph_set(mask)
+        if overlap(glyphs, seen) >= GLYPHS_HELD:
+            self._survivors, self._survived = None, 0
+            return
+        before = self._survivors if self._survivors is not None else glyphs
+        self._survivors = before & seen
+        prev = self._recent[-1].edges if self._recent else None
+        if prev is not None and prev.shape == edges.shape:
+            changed = int(np.count_nonzero(prev != edges))
+            if changed >= PICTURE_MOVED * max(1, int(np.count_nonzero(prev | edges))):
+                self._survived += 1
+
+    def _survival(self, mask: np.ndarray) -> bool | None:
+        """Whether the shown subtitle, its glyphs partly lost to a moving picture, is still there (its survivors
+        kept their share, see SURVIVORS) or left (they fell under it: moving texture may cover half of its
+        glyphs' places in any one frame, but not the same pixels frame after frame); None while unproven (its
+        glyphs are all there, or the picture did not move for ``confirm`` frames since they were not)."""
+        survivors = self._survivors
+        if survivors is None or self._survived < self.options.confirm:
+            return None
+        kept = int(np.count_nonzero(survivors))
+        return kept >= max(GLYPHS_MIN_PIXELS, SURVIVORS * int(np.count_nonzero(self._glyph_set(mask))))
+
+    def _glyph_set(self, mask: np.ndarray) -> np.ndarray:
+        """The shown subtitle's glyphs (see _glyphs_held): those that stayed through it while there are enough of
+        them, else ``mask``."""
         glyphs = self._glyphs
         if glyphs is None or np.count_nonzero(glyphs) < max(GLYPHS_MIN_PIXELS, 0.25 * np.count_nonzero(mask)):
-            glyphs = mask
-        return overlap(glyphs, seen) >= GLYPHS_HELD
+            return mask
+        return glyphs
 
     def _gone_between(self, mask: np.ndarray, left: Timestamp, first: Timestamp) -> bool:
         """The shown subtitle's glyphs were gone (under GLYPHS_GONE of them there) in every recent frame from
         ``left`` (where it was first missing) up to ``first`` (where the next state began), and there was such a
         frame: a new subtitle drawn where the old one was may cover its glyphs' place, but the blank frames
         between the two say where it ended."""
-        glyphs = self._glyphs
-        if glyphs is None or np.count_nonzero(glyphs) < max(GLYPHS_MIN_PIXELS, 0.25 * np.count_nonzero(mask)):
-            glyphs = mask
+        glyphs = self._glyph_set(mask)
         between = [s for s in self._recent if left.seconds <= s.ts.seconds < first.seconds]
         return bool(between) and all(overlap(glyphs, cv2.dilate(s.edges, _KERNEL3)) < GLYPHS_GONE for s in between)
 
