@@ -65,6 +65,10 @@ PRINT_FILL_MAX = 0.18
 #: ... and lines up to this fill may be a subtitle glued to print in one box: such reads are read again with the
 #: closed light glyphs alone (:func:`glyph_image`).
 GLUED_FILL_MAX = 0.35
+#: A line whose columns (in steps of half its height) are subtitle-like (glyph fill above PRINT_FILL_MAX) for at
+#: least this many line heights in one run, and print-like for as many beside it, is a subtitle glued to print in
+#: one detector box: the run is read alone (see glued_run).
+GLUED_RUN = 2.0
 #: Lines read with the glyphs alone at least this sure are believed (picture detail read alone gives unsure
 #: specks: 0.58-0.78 on the libass corpus; subtitles over pages 0.85-1.0).
 GLYPHS_ONLY_SURE = 0.85
@@ -250,7 +254,14 @@ class SubtitleLayout:
         that is (text in the picture beside a subtitle on its row, read into the subtitle's line); else the
         line as it is."""
         box, parts = _box(line), line.parts
-        if not parts or self.centred(box, _text_cols(line)):
+        if self.centred(box, _text_cols(line)):
+            return line
+        alone = line.alone  # its run of subtitle-like glyphs read alone (a Latin subtitle glued to Latin print)
+        if alone is not None and alone.box is not None and self.centred(alone.box, _text_cols(alone)) and (
+            self._height_fits(alone.box)
+        ):
+            return alone
+        if not parts:
             return line
         best: tuple[int, int] | None = None  # (first, last) part of the longest centred run
         for i in range(len(parts)):
@@ -393,12 +404,83 @@ def glyph_fill(image: np.ndarray, box: Box) -> float | None:
     return None if measured is None else measured[0]
 
 
-def measure_line(image: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | None:
-    """The line's :func:`glyph_fill`, and the columns its closed glyphs span (where the text is drawn, in
-    ``image``'s pixels: the detector's box may take in picture detail beside it); None when not judged."""
+#: What measure_line finds: the glyph fill, the columns its closed glyphs span, and the columns of a run of
+#: subtitle-like glyphs in a line whose other glyphs are print (see glued_run), in the image's pixels.
+Measured = tuple[float, tuple[int, int] | None, tuple[int, int] | None]
+
+
+def measure_line(image: np.ndarray, box: Box) -> Measured | None:
+    """The line's :func:`glyph_fill`, the columns its closed glyphs span (where the text is drawn, in ``image``'s
+    pixels: the detector's box may take in picture detail beside it), and its :func:`glued_run`; None when not
+    judged."""
     fills = [_fill(grey, box) for grey in _planes(image)]
     known = [f for f in fills if f is not None]
     return max(known, key=lambda f: f[0]) if known else None
+
+
+def glued_run(glyph: np.ndarray, closed: np.ndarray, height: int) -> tuple[int, int] | None:
+    """The columns (first, end) of a run of subtitle-like glyphs in a line glued to print, or None.
+
+    ``glyph`` and ``closed``: a line's glyph pixels and those in closed light regions (see glyph_fill), per
+    column. Each step of half the line ``height`` with glyph pixels is subtitle-like when its share of closed ones
+    is above PRINT_FILL_MAX, else print-like; runs of one step take the kind of the run before them. A line that
+    is one run of each kind, or print on both sides of one subtitle-like run, each at least GLUED_RUN line
+    heights, is a subtitle glued to print (a Latin subtitle and Latin print read into one box, which script runs
+    cannot cut): the subtitle-like run is returned. A subtitle whose outline broke in places alternates kinds
+    and is left whole."""
+    step = max(2, height // 2)
+    kinds: list[tuple[int, bool]] = []  # (first column, subtitle-like) of each step with glyph pixels
+    for x in range(0, len(glyph), step):
+        g = int(glyph[x : x + step].sum())
+        if g >= step:
+            kinds.append((x, int(closed[x : x + step].sum()) > PRINT_FILL_MAX * g))
+    runs: list[list[int]] = []  # [kind, first column, end column, steps]
+    for x, kind in kinds:
+        if runs and runs[-1][0] == kind:
+            runs[-1][2], runs[-1][3] = x + step, runs[-1][3] + 1
+        else:
+            runs.append([int(kind), x, x + step, 1])
+    merged: list[list[int]] = []
+    for run in runs:
+        if merged and (run[3] < 2 or run[0] == merged[-1][0]):
+            merged[-1][2], merged[-1][3] = run[2], merged[-1][3] + run[3]
+        else:
+            merged.append(run)
+    least = GLUED_RUN * 2  # steps of half a line height
+    shape = [r[0] for r in merged]
+    if shape not in ([1, 0], [0, 1], [0, 1, 0]) or any(r[3] < least for r in merged if r[0] == 1):
+        return None
+    if sum(r[3] for r in merged if r[0] == 0) < least:
+        return None
+    found = next(r for r in merged if r[0] == 1)
+    # Steps are coarse: near each of the run's ends that faces print, it ends at the stretch of columns (a third of
+    # the line height or more) that are drawn but have nothing closed: print beside the subtitle (whose strokes are
+    # open paper; its letters' counters are closed, so closed pixels alone cannot tell).
+    first, end = found[1], min(found[2], len(glyph))
+    bare = (glyph >= 2) & (closed == 0)
+    gap = max(3, height // 3)
+    if found is not merged[-1]:
+        stretch = _bare_stretches(bare, max(first, end - 2 * step), min(len(glyph), end + step), gap)
+        end = stretch[0][0] if stretch else end
+    if found is not merged[0]:
+        stretch = _bare_stretches(bare, max(0, first - step), min(end, first + 2 * step), gap)
+        first = stretch[-1][1] if stretch else first
+    return (first, end) if end > first else None
+
+
+def _bare_stretches(bare: np.ndarray, start: int, stop: int, least: int) -> list[tuple[int, int]]:
+    """The runs (first, end) of at least ``least`` True columns of ``bare[start:stop]``, in its columns."""
+    out, run = [], None
+    for x in range(start, stop):
+        if bare[x]:
+            run = x if run is None else run
+        else:
+            if run is not None and x - run >= least:
+                out.append((run, x))
+            run = None
+    if run is not None and stop - run >= least:
+        out.append((run, stop))
+    return out
 
 
 def _planes(image: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -408,7 +490,7 @@ def _planes(image: np.ndarray) -> tuple[np.ndarray, ...]:
     return (image,) if image.ndim == 2 else (cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), image.max(axis=2))
 
 
-def _fill(grey: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | None:
+def _fill(grey: np.ndarray, box: Box) -> Measured | None:
     pad = max(3, box.h // 3)
     y0, y1 = max(0, box.y - pad), min(grey.shape[0], box.y + box.h + pad)
     x0, x1 = max(0, box.x - pad), min(grey.shape[1], box.x + box.w + pad)
@@ -423,11 +505,14 @@ def _fill(grey: np.ndarray, box: Box) -> tuple[float, tuple[int, int] | None] | 
     for glyph, light in cuts:
         closed = glyph & light
         found.append((float(np.count_nonzero(closed)) / max(1, int(np.count_nonzero(glyph))), closed))
-    share, closed = max(found, key=lambda f: f[0])
+    best = max(range(len(found)), key=lambda k: found[k][0])
+    share, closed = found[best]
+    run = glued_run(cuts[best][0].sum(axis=0), closed.sum(axis=0), box.h) if share > PRINT_FILL_MAX else None
+    glued = (x0 + run[0], x0 + run[1]) if run is not None else None
     cols = np.flatnonzero(closed.any(axis=0))
     if cols.size < 2:
-        return share, None
-    return share, (x0 + int(np.percentile(cols, 1)), x0 + int(np.percentile(cols, 99)) + 1)
+        return share, None, glued
+    return share, (x0 + int(np.percentile(cols, 1)), x0 + int(np.percentile(cols, 99)) + 1), glued
 
 
 def _closed_cuts(
@@ -494,7 +579,7 @@ def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:
     for ln in result.lines:
         measured = measure_line(image, ln.box) if ln.box is not None else None
         if measured is not None:
-            share, ink = measured
-            ln = replace(ln, fill=share, ink=ink if share > PRINT_FILL_MAX else None)
+            share, ink, glued = measured
+            ln = replace(ln, fill=share, ink=ink if share > PRINT_FILL_MAX else None, glued_cols=glued)
         lines.append(ln)
     return replace(result, lines=tuple(lines))

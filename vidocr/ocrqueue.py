@@ -63,6 +63,8 @@ class OcrWorker:
         self.rereads = 0
         #: Reads made again with a crop's closed light glyphs alone (see _collect), and the reads of pages.
         self.glyph_reads = 0
+        #: Runs of subtitle-like glyphs glued to print read alone (see _runs_alone).
+        self.run_reads = 0
         self._pages: set[int] = set()
         self.batches: list[int] = []
         #: Seconds the engine spent on this worker's batches (on the OCR thread, overlapping decoding).
@@ -207,6 +209,27 @@ class OcrWorker:
                 lines[i][j] = alone.lines[0].moved(x0, y0)
         return [replace(read, lines=tuple(found)) for read, found in zip(reads, lines, strict=True)]
 
+    def _runs_alone(self, reads: list[OcrResult], crops: list[np.ndarray]) -> list[OcrResult]:
+        """``reads`` with each line's run of subtitle-like glyphs glued to print (``glued_cols``, see
+        vidocr.layout.glued_run) read alone, inside the line's rows: kept as the line's ``alone`` when it reads as
+        one line (the zone's layout takes it when it is centred and the whole line is not)."""
+        where = [(i, j) for i, read in enumerate(reads) for j, ln in enumerate(read.lines)
+                 if ln.glued_cols is not None and ln.box is not None]
+        if not where:
+            return reads
+        cut = []
+        for i, j in where:
+            line = reads[i].lines[j]
+            box, cols = cast(Box, line.box), cast(tuple[int, int], line.glued_cols)
+            cut.append(_line_crop(crops[i], Box(cols[0], box.y, cols[1] - cols[0], box.h)))
+        again = self.engine.recognize([c for c, _, _ in cut], self.task)
+        self.run_reads += len(cut)
+        lines = [list(read.lines) for read in reads]
+        for (i, j), (_, x0, y0), alone in zip(where, cut, again, strict=True):
+            if len(alone.lines) == 1:
+                lines[i][j] = replace(lines[i][j], alone=alone.lines[0].moved(x0, y0))
+        return [replace(read, lines=tuple(found)) for read, found in zip(reads, lines, strict=True)]
+
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):
             raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(items)} images")
@@ -224,6 +247,7 @@ class OcrWorker:
             image = glyph_image(crop, max(heights)) if len(low) >= PRINT_BLOCK or page else None
             if image is not None:
                 glued.append((k, image))
+        measured = self._runs_alone(measured, [crop for _, crop, _ in items])
         if glued:
             again = self.engine.recognize([image for _, image in glued], self.task)
             again = self._in_picture(again, [items[k][1] for k, _ in glued])

@@ -222,6 +222,7 @@ def _run(
         stats.ocr_batches = len(worker.batches)
         stats.ocr_rereads = worker.rereads
         stats.ocr_glyph_reads = worker.glyph_reads
+        stats.ocr_run_reads = worker.run_reads
         stats.max_batch = max(worker.batches, default=0)
         stats.times.ocr = round(worker.busy_s, 3)
     except BaseException:

@@ -84,9 +84,14 @@ class OcrLine:
     #: The recogniser's probability of each character of ``text``, when known (the merger votes per character
     #: between reads that disagree).
     char_conf: tuple[float, ...] | None = None
+    #: The columns (first, end) of a run of subtitle-like glyphs in a line whose other glyphs look like print (a
+    #: subtitle glued to print in one box, see :func:`vidocr.layout.glued_run`), in ``box``'s coordinates ...
+    glued_cols: tuple[int, int] | None = None
+    #: ... and that run read alone, when it was (the layout keeps it when it is centred and the line is not).
+    alone: OcrLine | None = None
 
     def moved(self, dx: int, dy: int) -> OcrLine:
-        """The same line with its box, ink and parts moved by (dx, dy)."""
+        """The same line with its box, ink, parts and run read alone moved by (dx, dy)."""
         if self.box is None:
             return self
         return replace(
@@ -95,6 +100,8 @@ class OcrLine:
             ink=(self.ink[0] + dx, self.ink[1] + dx) if self.ink else None,
             text_cols=(self.text_cols[0] + dx, self.text_cols[1] + dx) if self.text_cols else None,
             parts=tuple(replace(p, box=_moved(p.box, dx, dy)) for p in self.parts),
+            glued_cols=(self.glued_cols[0] + dx, self.glued_cols[1] + dx) if self.glued_cols else None,
+            alone=self.alone.moved(dx, dy) if self.alone is not None else None,
         )
 
 
@@ -247,6 +254,8 @@ class RunStats:
     #: Frames whose band showed a page of print (judged by closed glyphs), and reads made again glyphs only.
     page_frames: int | None = None
     ocr_glyph_reads: int | None = None
+    #: Runs of subtitle-like glyphs glued to print in one line, read alone (vidocr.layout.glued_run).
+    ocr_run_reads: int | None = None
     duration_decoded_s: float | None = None
     ocr_batches: int | None = None
     ocr_rereads: int | None = None
@@ -279,7 +288,8 @@ class RunStats:
 _COUNTS = (
     "timestamp_discontinuities", "ended_early", "frames", "corrupt_frames", "samples", "ocr_calls", "frames_read",
     "ocr_confirmed", "cues", "scene_cuts", "static_texts", "static_lines_dropped", "picture_lines_dropped",
-    "page_frames", "duration_decoded_s", "ocr_batches", "ocr_rereads", "ocr_glyph_reads", "max_batch", "seconds",
+    "page_frames", "duration_decoded_s", "ocr_batches", "ocr_rereads", "ocr_glyph_reads", "ocr_run_reads", "max_batch",
+    "seconds",
 )
 
 
