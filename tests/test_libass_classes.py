@@ -123,6 +123,9 @@ SPECS: dict[str, Clip] = {
     # Scene cuts inside a cue and inside a gap; fades to black under a cue and in a gap.
     "cuts": _clip("cuts", _events(8, (EN[0], 30, 6), (EN[1], 30, 0)), cuts=[23, 41]),
     "fades": _clip("fades", _events(8, (EN[0], 40, 20), (EN[1], 30, 0)), fades=[(18, 16), (50, 16)]),
+    # A one-glyph cue 2 frames after a longer one, over a zoom (picture detail moves in the band).
+    "gap-then-glyph-zoom": _clip("gap-then-glyph-zoom", _events(8, (ZH[1], 30, 2), ("对", 15, 0)),
+                                 style=_style("WenQuanYi Zen Hei"), motion="zoom", picture=2),
     # A 3-frame gap with a cut in it, then a longer CJK cue drawn over the first one's place (whose glyphs it covers).
     "gap-then-cover": _clip("gap-then-cover", _events(8, ("我们没有时间了", 30, 3), ("你确定是这栋房子吗", 30, 0)),
                             style=_style("WenQuanYi Zen Hei"), cuts=[39]),

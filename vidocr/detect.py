@@ -38,6 +38,9 @@ GLYPHS_GONE = 0.5
 #: texture that moves loses its pixels, a still subtitle keeps them; over a still picture nothing is proven.
 SURVIVORS = 0.25
 PICTURE_MOVED = 0.2
+#: A new subtitle with fewer pixels of its own than this share of its glyphs (it is drawn where the old one was) is
+#: judged by all of its glyphs when telling whether it was there at the old one's end.
+OWN_SHARE = 0.25
 #: Fewest stable glyph pixels (analysis resolution) worth judging by: about one small glyph.
 GLYPHS_MIN_PIXELS = 24
 #: How far back a subtitle's start may be moved by _shown_since (seconds).
@@ -349,7 +352,13 @@ class BandChangeDetector:
                 or self._gone_between(seg.mask, self._left_at, pend.first)
             ):
                 boundary = self._left_at
-                own = cv2.subtract(pend.mask, cv2.dilate(seg.mask, _KERNEL3))  # the new state's own pixels
+                # The new state's own pixels, on its centred lines in the subtitle rows: picture detail elsewhere in
+                # the band that a zoom moved since the old state began is no sign that the new subtitle was there.
+                # A new subtitle drawn where the old one was has few pixels of its own: then all of its glyphs.
+                glyphs = self._core_glyphs(pend.mask, pend.lines, centred=True)
+                own = cv2.subtract(glyphs, cv2.dilate(seg.mask, _KERNEL3))
+                if np.count_nonzero(own) < max(GLYPHS_MIN_PIXELS, OWN_SHARE * np.count_nonzero(glyphs)):
+                    own = glyphs
                 if pend.lines and self._left_at.seconds < pend.first.seconds and not self._arrived(
                     own, self._left_at, ts, edges
                 ):
@@ -439,18 +448,26 @@ class BandChangeDetector:
             return edges
         return next((sample.edges for sample in reversed(self._recent) if sample.ts == when), None)
 
-    def _core_glyphs(self, mask: np.ndarray, lines: list[TextLine]) -> np.ndarray:
+    def _core_glyphs(self, mask: np.ndarray, lines: list[TextLine], centred: bool = False) -> np.ndarray:
         """``mask``'s pixels on its lines in the core rows (where the band finder saw the subtitles), when it
         has enough of them: picture detail elsewhere in the band counts as text only beside a subtitle line
-        (see _text), and was in the frames before the subtitle came, outside the masks."""
+        (see _text), and was in the frames before the subtitle came, outside the masks. With ``centred``, on
+        those of the lines that are centred (as subtitle lines are, see CENTRED) when they have enough."""
         core = self._core
         if core is None:
             return mask
-        keep = np.zeros_like(mask)
-        for ln in lines:
-            if ln.y0 < core[1] and ln.y1 > core[0]:
-                keep[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1] = mask[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1]
-        return keep if np.count_nonzero(keep) >= GLYPHS_MIN_PIXELS else mask
+        width = mask.shape[1]
+        found = mask
+        for only_centred in (False, True) if centred else (False,):
+            keep = np.zeros_like(mask)
+            for ln in lines:
+                if only_centred and abs((ln.x0 + ln.x1) / 2 - width / 2) > CENTRED * width + 0.5 * ln.height:
+                    continue
+                if ln.y0 < core[1] and ln.y1 > core[0]:
+                    keep[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1] = mask[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1]
+            if np.count_nonzero(keep) >= GLYPHS_MIN_PIXELS:
+                found = keep
+        return found
 
     def _shown_since(self, first: Timestamp, glyphs: np.ndarray, floor: Timestamp) -> Timestamp:
         """The first frame of a run, ending just before ``first``, in which a subtitle that appears on an
