@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from vidocr.merge import CueMerger, Read, SegmentRecord
 from vidocr.textnorm import comparable, normalize_text, text_similarity
 from vidocr.types import Box, OcrLine, OcrResult
@@ -173,3 +175,27 @@ def test_a_blank_of_a_frame_or_two_between_reads_of_the_same_text_is_no_gap() ->
         seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 1100), seg(1100, 2000, (1140, 1140, "我知道了"))
     )
     assert twice == [(0, 1000, "我知道了"), (1100, 2000, "我知道了")]
+
+
+
+def test_cues_split_by_a_misread_that_later_reads_outvoted_are_one_cue() -> None:
+    # Seen on a libass clip (check 08): a re-read glued a letter of the print beside the subtitle into its line
+    # ("Istanyone there?"), and its box disagreed with the first read's (which took in picture detail), so the cue
+    # was split there; the reads after it agreed with the first one again, so both halves came out as the same
+    # text (the second with a stray quote that the text comparison ignores).
+    def boxed(ts: int, text: str, box: Box, conf: float = 0.99) -> Read:
+        return Read(ts, ts, OcrResult((OcrLine(text, conf, box),)))
+
+    line = Box(490, 8, 296, 44)
+    cues = run(
+        SegmentRecord(0, 2000, [boxed(0, "Is anyone there?", Box(0, 0, 797, 66)),
+                                replace(boxed(1500, "Istanyone there?", Box(490, 4, 298, 51)), split_ms=1400)]),
+        SegmentRecord(2000, 2600, [boxed(2000, "Isanyone there?", line)], 0.6),
+        SegmentRecord(2600, 3000, [boxed(2600, 'Is anyone there?"', Box(489, 0, 303, 51), 0.93)], 0.15),
+        SegmentRecord(3000, 4000, [boxed(3000, "Is anyone there?", line)], 0.43),
+    )
+    assert [(start, end, comparable(text)) for start, end, text in cues] == [(0, 4000, "isanyonethere")], cues
+    # The same text after a real gap stays a cue of its own.
+    assert run(seg(0, 1000, (0, 0, "Is anyone there?")), seg(1000, 1400),
+               seg(1400, 2000, (1400, 1400, "Is anyone there?"))) == [
+        (0, 1000, "Is anyone there?"), (1400, 2000, "Is anyone there?")]

@@ -208,6 +208,7 @@ class CueMerger:
         return text_similarity(lone.text, later.text) >= opts.misread_similarity
 
     def _add(self, piece: _Open, mask_sim: float) -> list[Cue]:
+        self._rejoin()
         prev, current = self._prev, self._open
         if (
             current is not None
@@ -257,7 +258,20 @@ class CueMerger:
             return False
         return text_similarity(ta, tb) >= self.options.join_similarity
 
+    def _rejoin(self) -> None:
+        """Join the held-back cue and the open one when they meet and their votes now give the same text: one
+        subtitle, split where a misread differed from the reads before it ("Istanyone there?" after "Is anyone
+        there?"), which the reads after it outvoted."""
+        prev, current = self._prev, self._open
+        if prev is not None and current is not None and prev.end_ms == current.start_ms and (
+            comparable(prev.text()) == comparable(current.text())
+        ):
+            prev.end_ms = current.end_ms
+            prev.results.extend(current.results)
+            self._prev, self._open = None, prev
+
     def _close(self) -> list[Cue]:
+        self._rejoin()
         prev, current = self._prev, self._open
         self._prev = self._open = None
         return self._emit(prev) + self._emit(current)
