@@ -254,6 +254,10 @@ def test_text_in_the_picture_read_into_a_subtitles_line_is_cut_off() -> None:
     assert kept.lines[0].box == Box(430, 100, 417, 48)
     right = _row((433, 850, "Don't open that door!"), (900, 1100, "EXIT 12"))
     assert layout.filter(OcrResult((right,))).text == "Don't open that door!"
+    # The characters' probabilities are cut with the text (the merger votes per character on them).
+    probs = tuple(0.5 + i / 100 for i in range(len(glued.text)))
+    (cut,) = layout.filter(OcrResult((replace(glued, char_conf=probs),))).lines
+    assert cut.char_conf == probs[len("HAWLEY ") :]
     # Moved with its result (a band crop's offset): the parts move with the box.
     moved = OcrResult((glued,)).shifted(5, 7).lines[0]
     assert [p.box.x for p in moved.parts] == [265, 435] and moved.parts[0].box.y == 107

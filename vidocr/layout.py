@@ -274,14 +274,16 @@ class SubtitleLayout:
             return line
         kept = parts[best[0] : best[1] + 1]
         run = _union(p.box for p in kept)
-        start = min(p.start for p in kept)
+        start, end = min(p.start for p in kept), max(p.end for p in kept)
+        probs = line.char_conf
         return replace(
             line,
-            text=line.text[start : max(p.end for p in kept)],
+            text=line.text[start:end],
             box=run,
             ink=_clipped(line.ink, run),
             text_cols=_clipped(line.text_cols, run),
             parts=tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else (),
+            char_conf=probs[start:end] if probs is not None and len(probs) == len(line.text) else None,
         )
 
     def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
