@@ -281,10 +281,7 @@ class BandChangeDetector:
             # The subtitle left and the picture never held still long enough for a new state before the end.
             seg.end = left
             yield SegmentEnded(seg, left)
-            blank = Segment(seg.index + 1, left, False, np.zeros_like(seg.mask), [], 0.0, end=end)
-            self._segment = blank
-            yield SegmentStarted(blank)
-            yield SegmentEnded(blank, end)
+            yield from _blank(seg.index + 1, left, end, seg.mask)
             return
         seg.end = end
         yield SegmentEnded(seg, end)
@@ -298,9 +295,10 @@ class BandChangeDetector:
         assert seg is not None
         sim = similarity(seg.mask, mask) if (seg.has_text or lines) else 1.0
         seen = cv2.dilate(edges, _KERNEL3) if seg.has_text else None
-        held = sim < opts.same_threshold and seen is not None and self._glyphs_held(seg.mask, seen)
+        shown = overlap(self._glyph_set(seg.mask), seen) if seen is not None else 0.0  # share of its glyphs there
+        held = sim < opts.same_threshold and shown >= GLYPHS_HELD
         if seen is not None:
-            self._survive(seg.mask, edges, seen)
+            self._survive(seg.mask, edges, seen, shown)
             if sim < opts.same_threshold and self._survival(seg.mask) is True:
                 # Its glyphs were partly lost to a moving picture, but the ones left stay: still shown.
                 held, self._left_at = True, None
@@ -370,9 +368,7 @@ class BandChangeDetector:
         yield SegmentEnded(seg, seg.end)
         index = seg.index + 1
         if gap is not None:
-            blank = Segment(index, gap, False, np.zeros_like(pend.mask), [], 0.0, end=boundary)
-            yield SegmentStarted(blank)
-            yield SegmentEnded(blank, boundary)
+            yield from _blank(index, gap, boundary, pend.mask)
             index += 1
         new = Segment(index, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
         self._segment = new
@@ -400,13 +396,13 @@ class BandChangeDetector:
         there are enough of them; else the segment's mask."""
         return overlap(self._glyph_set(mask), seen) >= GLYPHS_HELD
 
-    def _survive(self, mask: np.ndarray, edges: np.ndarray, seen: np.ndarray) -> None:
-        """Track the shown subtitle's survivors (see SURVIVORS): reset while its glyphs are all there."""
-        glyphs = self._glyph_set(mask)
-        if overlap(glyphs, seen) >= GLYPHS_HELD:
+    def _survive(self, mask: np.ndarray, edges: np.ndarray, seen: np.ndarray, shown: float) -> None:
+        """Track the shown subtitle's survivors (see SURVIVORS): reset while its glyphs are all there (``shown``:
+        the share of them in ``seen``, the frame's dilated edges)."""
+        if shown >= GLYPHS_HELD:
             self._survivors, self._survived = None, 0
             return
-        before = self._survivors if self._survivors is not None else glyphs
+        before = self._survivors if self._survivors is not None else self._glyph_set(mask)
         self._survivors = before & seen
         prev = self._recent[-1].edges if self._recent else None
         if prev is not None and prev.shape == edges.shape:
@@ -461,7 +457,7 @@ class BandChangeDetector:
         for only_centred in (False, True) if centred else (False,):
             keep = np.zeros_like(mask)
             for ln in lines:
-                if only_centred and abs((ln.x0 + ln.x1) / 2 - width / 2) > CENTRED * width + 0.5 * ln.height:
+                if only_centred and not _centred(ln.x0, ln.x1, ln.height, width):
                     continue
                 if ln.y0 < core[1] and ln.y1 > core[0]:
                     keep[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1] = mask[ln.y0 : ln.y1 + 1, ln.x0 : ln.x1 + 1]
@@ -617,6 +613,13 @@ class BandChangeDetector:
         return ts
 
 
+def _blank(index: int, start: Timestamp, end: Timestamp, like: np.ndarray) -> Iterator[DetectorEvent]:
+    """A blank segment (no text, a mask of ``like``'s shape) from ``start`` to ``end``: a gap between subtitles."""
+    blank = Segment(index, start, False, np.zeros_like(like), [], 0.0, end=end)
+    yield SegmentStarted(blank)
+    yield SegmentEnded(blank, end)
+
+
 def _changed(before: int, now: int) -> bool:
     return before > 0 and abs(now - before) >= EDGES_CHANGED * max(now, before)
 
@@ -644,7 +647,7 @@ def centred_similarity(
     for mask, other, lines in ((old, new, old_lines), (new, old, new_lines)):
         total = int(np.count_nonzero(mask))
         for ln in lines:
-            if abs((ln.x0 + ln.x1) / 2 - width / 2) > CENTRED * width + 0.5 * ln.height:
+            if not _centred(ln.x0, ln.x1, ln.height, width):
                 continue
             if ln.y0 <= 0 or ln.y1 >= height:
                 continue
@@ -687,7 +690,7 @@ def changed_line_similarity(
         tall = y1 - y0 + 1
         if y0 <= 0 or y1 >= height - 1 or (line_height is not None and tall > 2 * line_height):
             continue
-        if abs((x0 + x1) / 2 - width / 2) > CENTRED * width + 0.5 * tall:
+        if not _centred(x0, x1, tall, width):
             continue
         if rows is not None and min(y1, rows[1]) - max(y0, rows[0]) < 0.5 * tall:
             continue
@@ -702,6 +705,11 @@ def changed_line_similarity(
         shown = max(1, int(np.count_nonzero(mask[y0 : y1 + 1, x0 : x1 + 1])))
         worst = min(worst, 1.0 - came / shown)
     return worst
+
+
+def _centred(x0: int, x1: int, height: int, width: int) -> bool:
+    """A line from column ``x0`` to ``x1``, ``height`` tall, is centred in a band ``width`` wide (see CENTRED)."""
+    return abs((x0 + x1) / 2 - width / 2) <= CENTRED * width + 0.5 * height
 
 
 def _dense(counts: np.ndarray) -> tuple[int, int]:
