@@ -10,6 +10,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -194,41 +195,45 @@ class OcrWorker:
         when that read is one line, surer and of as many words. The glyphs alone lose what their outline drew
         (at 360p, the gap between two words: "Where wereyou"); inside the box found glyphs only, print is mostly
         outside, but what is behind the line can fill its word gaps ("Wherewereyou lastnight?")."""
-        where = [(i, j) for i, read in enumerate(reads) for j, ln in enumerate(read.lines) if ln.box is not None]
-        if not where:
-            return reads
-        cut = [_line_crop(crops[i], cast(Box, reads[i].lines[j].box)) for i, j in where]
-        again = self.engine.recognize([c for c, _, _ in cut], self.task)
-        lines = [list(read.lines) for read in reads]
-        for (i, j), (_, x0, y0), alone in zip(where, cut, again, strict=True):
-            glyph = lines[i][j]
+        found, _ = self._lines_alone(reads, crops, lambda ln: ln.box)
+        better = {}
+        for (i, j), alone in found.items():
+            glyph = reads[i].lines[j]
             # Surer, and as many words: print behind the line can fill the gaps between its words in the picture.
-            if len(alone.lines) == 1 and alone.lines[0].confidence > glyph.confidence and (
-                len(alone.lines[0].text.split()) >= len(glyph.text.split())
-            ):
-                lines[i][j] = alone.lines[0].moved(x0, y0)
-        return [replace(read, lines=tuple(found)) for read, found in zip(reads, lines, strict=True)]
+            if alone.confidence > glyph.confidence and len(alone.text.split()) >= len(glyph.text.split()):
+                better[i, j] = alone
+        return _replaced(reads, better)
 
     def _runs_alone(self, reads: list[OcrResult], crops: list[np.ndarray]) -> list[OcrResult]:
         """``reads`` with each line's run of subtitle-like glyphs glued to print (``glued_cols``, see
         vidocr.layout.glued_run) read alone, inside the line's rows: kept as the line's ``alone`` when it reads as
         one line (the zone's layout takes it when it is centred and the whole line is not)."""
-        where = [(i, j) for i, read in enumerate(reads) for j, ln in enumerate(read.lines)
-                 if ln.glued_cols is not None and ln.box is not None]
+
+        def run_box(line: OcrLine) -> Box | None:
+            if line.glued_cols is None or line.box is None:
+                return None
+            first, end = line.glued_cols
+            return Box(first, line.box.y, end - first, line.box.h)
+
+        found, asked = self._lines_alone(reads, crops, run_box)
+        self.run_reads += asked
+        return _replaced(reads, {(i, j): replace(reads[i].lines[j], alone=alone) for (i, j), alone in found.items()})
+
+    def _lines_alone(
+        self, reads: list[OcrResult], crops: list[np.ndarray], box_of: Callable[[OcrLine], Box | None]
+    ) -> tuple[dict[tuple[int, int], OcrLine], int]:
+        """Each line of ``reads`` that ``box_of`` gives a box read again alone, inside that box of its crop (with a
+        margin): the reads that found one line, moved into the crop's pixels, by (read, line) index; and how many
+        were read."""
+        where = [(i, j, box) for i, read in enumerate(reads) for j, ln in enumerate(read.lines)
+                 if (box := box_of(ln)) is not None]
         if not where:
-            return reads
-        cut = []
-        for i, j in where:
-            line = reads[i].lines[j]
-            box, cols = cast(Box, line.box), cast(tuple[int, int], line.glued_cols)
-            cut.append(_line_crop(crops[i], Box(cols[0], box.y, cols[1] - cols[0], box.h)))
+            return {}, 0
+        cut = [_line_crop(crops[i], box) for i, _, box in where]
         again = self.engine.recognize([c for c, _, _ in cut], self.task)
-        self.run_reads += len(cut)
-        lines = [list(read.lines) for read in reads]
-        for (i, j), (_, x0, y0), alone in zip(where, cut, again, strict=True):
-            if len(alone.lines) == 1:
-                lines[i][j] = replace(lines[i][j], alone=alone.lines[0].moved(x0, y0))
-        return [replace(read, lines=tuple(found)) for read, found in zip(reads, lines, strict=True)]
+        found = {(i, j): alone.lines[0].moved(x0, y0)
+                 for (i, j, _), (_, x0, y0), alone in zip(where, cut, again, strict=True) if len(alone.lines) == 1}
+        return found, len(where)
 
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):
@@ -256,6 +261,12 @@ class OcrWorker:
             self.glyph_reads += len(glued)
         for (read_id, _, _), result in zip(items, measured, strict=True):
             done[read_id] = result
+
+
+def _replaced(reads: list[OcrResult], lines: dict[tuple[int, int], OcrLine]) -> list[OcrResult]:
+    """``reads`` with the lines given by (read, line) index replaced."""
+    return [replace(read, lines=tuple(lines.get((i, j), ln) for j, ln in enumerate(read.lines)))
+            if any(key[0] == i for key in lines) else read for i, read in enumerate(reads)]
 
 
 def _line_crop(crop: np.ndarray, box: Box) -> tuple[np.ndarray, int, int]:
