@@ -27,6 +27,13 @@ WIDTH, HEIGHT, FONT = 1280, 150, 44
 TEXT_TOP = 70  # the subtitle's rows: 70-120 of the band
 
 
+def subtitle(draw: ImageDraw.ImageDraw, text: str, fill: int, stroke: int, size: int = FONT) -> None:
+    """Draw ``text`` centred on the band's subtitle rows (from TEXT_TOP) with a black outline ``stroke`` wide."""
+    font = ImageFont.truetype(str(FONT_PATH), size)
+    w = draw.textlength(text, font=font)
+    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=fill, stroke_width=stroke, stroke_fill=0)
+
+
 def band(text: str | None, ellipse: bool, reach: int = 8) -> np.ndarray:
     """Luma of a band: a dark picture, optionally a bright object right above the subtitle, the subtitle."""
     img = Image.new("L", (WIDTH, HEIGHT), 70)
@@ -36,9 +43,7 @@ def band(text: str | None, ellipse: bool, reach: int = 8) -> np.ndarray:
         # the top of the text's box: 8 touches them, 14 joins them into shapes that are no text line).
         draw.ellipse((560, -40, 760, TEXT_TOP + reach), fill=225)
     if text:
-        font = ImageFont.truetype(str(FONT_PATH), FONT)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=240, stroke_width=3, stroke_fill=0)
+        subtitle(draw, text, fill=240, stroke=3)
     return np.asarray(img)
 
 
@@ -114,9 +119,7 @@ def scene(text: str, blobs: int = 0, ring: bool = False) -> np.ndarray:
     for i in range(blobs):
         x = 880 + i * 48
         draw.ellipse((x, TEXT_TOP, x + 40, TEXT_TOP + FONT), fill=230, outline=0, width=3)
-    font = ImageFont.truetype(str(FONT_PATH), FONT)
-    w = draw.textlength(text, font=font)
-    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=240, stroke_width=2, stroke_fill=0)
+    subtitle(draw, text, fill=240, stroke=2)
     return np.asarray(img)
 
 
@@ -175,9 +178,7 @@ def picture_and(text: str | None) -> np.ndarray:
             x, y = 860 + i * 50, 20 + row * 60
             draw.ellipse((x, y, x + 40, y + 40), fill=230, outline=0, width=3)
     if text:
-        font = ImageFont.truetype(str(FONT_PATH), 30)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=240, stroke_width=2, stroke_fill=0)
+        subtitle(draw, text, fill=240, stroke=2, size=30)
     return np.asarray(img)
 
 
@@ -237,9 +238,7 @@ def page_and(text: str | None, shift: int = 0) -> np.ndarray:
         line = "the train leaves at half past nine and we should be back by tomorrow morning"
         draw.text((190 + shift, y), line[row:], font=small, fill=35)
     if text:
-        font = ImageFont.truetype(str(FONT_PATH), FONT)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=240, stroke_width=3, stroke_fill=0)
+        subtitle(draw, text, fill=240, stroke=3)
     return np.asarray(img)
 
 
@@ -286,9 +285,7 @@ def shapes_and(text: str | None) -> np.ndarray:
     for i in range(18):
         draw.text((60 + (i % 9) * 135, 2 + (i // 9) * 28), "BOX", font=small, fill=250, stroke_width=2, stroke_fill=0)
     if text:
-        font = ImageFont.truetype(str(FONT_PATH), FONT)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=0)
+        subtitle(draw, text, fill=250, stroke=2)
     return np.asarray(img)
 
 
@@ -353,9 +350,7 @@ def busy(text: str | None, seed: int) -> np.ndarray:
         draw.line((x, y, x + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=235, width=5)
         draw.line((x + 4, y, x + 4 + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=20, width=2)
     if text:
-        font = ImageFont.truetype(str(FONT_PATH), FONT)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=245, stroke_width=3, stroke_fill=0)
+        subtitle(draw, text, fill=245, stroke=3)
     return np.asarray(img)
 
 
