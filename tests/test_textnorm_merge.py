@@ -199,3 +199,25 @@ def test_cues_split_by_a_misread_that_later_reads_outvoted_are_one_cue() -> None
     assert run(seg(0, 1000, (0, 0, "Is anyone there?")), seg(1000, 1400),
                seg(1400, 2000, (1400, 1400, "Is anyone there?"))) == [
         (0, 1000, "Is anyone there?"), (1400, 2000, "Is anyone there?")]
+
+
+def test_segments_whose_reads_differ_in_length_join_when_some_read_of_each_saw_the_same_line_extent() -> None:
+    # Seen on a libass clip (check 08, a yellow subtitle over a page of print): each read lost another word gap,
+    # and one read of the second segment took in a letter of the print at the line's left, so the extent of all
+    # its reads together no longer agreed with the first read's and the cue was split in two.
+    def boxed(ts: int, text: str, box: Box, conf: float = 0.99) -> Read:
+        return Read(ts, ts, OcrResult((OcrLine(text, conf, box),)))
+
+    cues = run(
+        SegmentRecord(0, 290, [boxed(40, "You alwaysisay that:", Box(459, 1, 364, 50), 0.94)]),
+        SegmentRecord(290, 1840, [boxed(330, "You alwayssay that", Box(457, 0, 364, 55)),
+                                  boxed(880, "You always, saythat.", Box(442, 0, 377, 55), 0.96)], 0.22),
+    )
+    assert [(start, end) for start, end, _ in cues] == [(0, 1840)], cues
+    # A line that grew in place changes the extent of every read: two cues.
+    cues = run(
+        SegmentRecord(0, 1000, [boxed(40, "你听我说", Box(580, 10, 120, 40))]),
+        SegmentRecord(1000, 2000, [boxed(1040, "你听我说完", Box(565, 10, 150, 40)),
+                                   boxed(1500, "你听我说完", Box(566, 10, 149, 40))], 0.5),
+    )
+    assert [text for _, _, text in cues] == ["你听我说", "你听我说完"]

@@ -251,8 +251,10 @@ class CueMerger:
             # subtitles do not shrink in place, while growing ones ("你听我说" -> "你听我说完") do exist.
             return True
         if len(ta) != len(tb):
-            return text_similarity(ta, tb) >= self.options.join_similarity and _boxes_agree(
-                _extent(a.results), _extent(b.results)
+            # Some read of each saw the line at the same extent: one read's box may take in print or detail
+            # beside the line, while a subtitle changed in place changes the extent of every read.
+            return text_similarity(ta, tb) >= self.options.join_similarity and any(
+                _boxes_agree(_extent([ra]), _extent([rb])) for ra in a.results for rb in b.results
             )
         if mask_sim < self.options.join_mask:
             return False
