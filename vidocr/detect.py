@@ -679,6 +679,8 @@ def changed_line_similarity(
     worst = 1.0
     gained, lost = cv2.subtract(new, cv2.dilate(old, _KERNEL3)), cv2.subtract(old, cv2.dilate(new, _KERNEL3))
     for mask, own, back in ((new, gained, lost), (old, lost, gained)):
+        if np.count_nonzero(own) < GLYPHS_MIN_PIXELS:
+            continue  # (most frames: a still subtitle) taking picture edges away below leaves fewer still
         if line_height is not None:  # straight picture edges longer than any stroke of a glyph
             tall_run = cv2.morphologyEx(own, cv2.MORPH_OPEN, np.ones((max(3, int(1.2 * line_height)), 1), np.uint8))
             long_run = cv2.morphologyEx(own, cv2.MORPH_OPEN, np.ones((1, max(3, int(2 * line_height))), np.uint8))
