@@ -154,47 +154,40 @@ class SubtitleLayout:
         showed light glyphs; never once the zone judged HOLD_READS reads with text): then
         :meth:`judged` judges it again once :meth:`waiting` says the evidence is in."""
         self.glyphs.light += sum(ln.fill is not None and ln.fill > PRINT_FILL_MAX for ln in result.lines)
-        unsure = self._reads < HOLD_READS and self._unsure(result)
-        kept, dropped = self._judge(result, learn=True)
+        early = self._reads < HOLD_READS
+        kept, dropped, unsure = self._judge(result, learn=True)
         self.dropped += dropped
-        return kept, unsure
+        return kept, early and unsure
 
     def waiting(self, result: OcrResult) -> bool:
         """Whether a read that :meth:`read` judged on too little evidence still waits for it."""
-        return self._reads < HOLD_READS and self._unsure(result)
+        return self._reads < HOLD_READS and self._judge(result, learn=False)[2]
 
     def judged(self, result: OcrResult, earlier: OcrResult) -> OcrResult:
         """``result`` (a read given to :meth:`read`, which kept ``earlier`` of it) judged again on what the
         zone knows now, learning nothing from it."""
-        again, _ = self._judge(result, learn=False)
+        again, _, _ = self._judge(result, learn=False)
         self.dropped += max(0, len(earlier.lines) - len(again.lines))
         return again
 
-    def _unsure(self, result: OcrResult) -> bool:
-        """Whether judging ``result`` now keeps lines that evidence still to come may drop."""
-        if not self.enabled or not result.lines:
-            return False
+    def _judge(self, result: OcrResult, learn: bool) -> tuple[OcrResult, int, bool]:
+        """``result`` without the lines that are not subtitle lines, how many lines were dropped (print, then
+        lines that do not fit the layout; lines added from its glyphs-only read do not count), and whether
+        evidence still to come may drop lines it keeps (lines of print before the video showed light glyphs, or
+        lines none of which is centred before the zone proved its subtitles centred); ``learn``: the layout learns
+        from it."""
         light = self.glyphs.light >= LIGHT_EVIDENCE
-        if not light and any(_fill_at_most(ln, PRINT_FILL_MAX) for ln in result.lines):
-            return True
-        result, _ = self._without_print(result, drop=light)
-        if not result.lines or self._proven_centred() or any(ln.box is None for ln in result.lines):
-            return False
-        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn=False)
-        return bool(lines) and not self._anchors(lines)
-
-    def _judge(self, result: OcrResult, learn: bool) -> tuple[OcrResult, int]:
-        """``result`` without the lines that are not subtitle lines, and how many lines were dropped (print, then
-        lines that do not fit the layout; lines added from its glyphs-only read do not count); ``learn``: the
-        layout learns from it."""
-        result, dropped = self._without_print(result, drop=self.glyphs.light >= LIGHT_EVIDENCE)
+        unsure = self.enabled and not light and any(_fill_at_most(ln, PRINT_FILL_MAX) for ln in result.lines)
+        result, dropped = self._without_print(result, drop=light)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
-            return result, dropped
+            return result, dropped, unsure
         lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn)
         anchors = self._anchors(lines)
+        proven = self._proven_centred()
+        unsure = unsure or (not proven and bool(lines) and not anchors)
         if anchors:
             kept = self._block(lines, anchors)
-        elif self._proven_centred():
+        elif proven:
             # Judged again: a line the zone went on to read centred was its subtitle, read before it was sure
             # where the line's text was drawn (its first read at low resolution).
             kept = () if learn else tuple(ln for ln in lines if self._said_centred(ln.text))
@@ -203,8 +196,8 @@ class SubtitleLayout:
         if learn:
             self._learn(lines, anchors)
         if kept == result.lines:
-            return result, dropped
-        return replace(result, lines=kept), dropped + len(result.lines) - len(kept)
+            return result, dropped, unsure
+        return replace(result, lines=kept), dropped + len(result.lines) - len(kept), unsure
 
     def _said_centred(self, text: str) -> bool:
         return any(text_similarity(text, said) >= SAME_TEXT for said in self._said)
