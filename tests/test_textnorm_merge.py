@@ -221,3 +221,24 @@ def test_segments_whose_reads_differ_in_length_join_when_some_read_of_each_saw_t
                                    boxed(1500, "你听我说完", Box(566, 10, 149, 40))], 0.5),
     )
     assert [text for _, _, text in cues] == ["你听我说", "你听我说完"]
+
+
+def test_a_read_as_sure_that_holds_the_winner_and_more_wins_over_more_reads_that_lost_a_faint_glyph() -> None:
+    # Seen on a libass clip (dev 05, a pale line over grass, split into segments by the moving picture): the faint
+    # "I" at the line's start was read by two reads of six; the other four lost it. As with two reads, the one
+    # that saw more of the line wins.
+    def segments(*reads: tuple[int, str, float, int]) -> list[SegmentRecord]:
+        out = []
+        for k, (start, text, conf, x) in enumerate(reads):
+            end = reads[k + 1][0] if k + 1 < len(reads) else start + 300
+            line = OcrLine(text, conf, Box(x, 26, 505 - (x - 382), 55))
+            out.append(SegmentRecord(start, end, [Read(start + 40, start, OcrResult((line,)))], 0.5))
+        return out
+
+    reads = [(0, "I found the letter in his coat", 1.0, 382), (430, "found the letter in his coat", 0.97, 386),
+             (830, "I found the letter in his coat", 0.99, 384), (1230, "found the letter in his coat.", 0.98, 389),
+             (1730, "found the letter in his coat", 0.99, 389), (2230, "found the letter in his coat", 1.0, 389)]
+    assert [text for _, _, text in run(*segments(*reads))] == ["I found the letter in his coat"]
+    # A longer read that is less sure than the winner does not win: its extra glyph may be picture detail.
+    reads = [(0, "I found the letter in his coat", 0.9, 382), *reads[1:2], (830, *reads[3][1:]), *reads[4:]]
+    assert [text for _, _, text in run(*segments(*reads))] == ["found the letter in his coat"]

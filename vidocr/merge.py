@@ -358,6 +358,13 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
             )
             scores.append((support + 0.5 * results[i].confidence, len(ti)))
         best = max(range(len(results)), key=lambda i: scores[i])
+        # A read at least as sure that holds the winner and more saw more of the line, as with two reads above (a
+        # faint glyph at a pale line's start read by two reads of six).
+        plain = [comparable(t) for t in texts]
+        more = [i for i in range(len(results)) if len(plain[i]) > len(plain[best]) and plain[best] in plain[i]
+                and results[i].confidence >= results[best].confidence]
+        if more:
+            best = max(more, key=lambda i: scores[i])
     winner = results[best]
     translation = normalize_text(winner.translation) if winner.translation else None
     text = texts[best]
