@@ -27,6 +27,11 @@ def run(*segments: SegmentRecord) -> list[tuple[int, int, str]]:
     return [(c.start_ms, c.end_ms, c.text) for c in cues]
 
 
+def boxed(ts: int, text: str, box: Box, conf: float = 0.99) -> Read:
+    """A read at ``ts`` (split there too) of one line of ``text`` in ``box``."""
+    return Read(ts, ts, OcrResult((OcrLine(text, conf, box),)))
+
+
 def test_normalize_nfkc_whitespace_and_line_breaks() -> None:
     assert normalize_text("  Ｈｅｌｌｏ \t  world  \n\n  second   line ") == "Hello world\nsecond line"
     # Full-width punctuation stays full-width inside Chinese text, NFKC would make it ASCII.
@@ -177,15 +182,11 @@ def test_a_blank_of_a_frame_or_two_between_reads_of_the_same_text_is_no_gap() ->
     assert twice == [(0, 1000, "我知道了"), (1100, 2000, "我知道了")]
 
 
-
 def test_cues_split_by_a_misread_that_later_reads_outvoted_are_one_cue() -> None:
     # Seen on a libass clip (check 08): a re-read glued a letter of the print beside the subtitle into its line
     # ("Istanyone there?"), and its box disagreed with the first read's (which took in picture detail), so the cue
     # was split there; the reads after it agreed with the first one again, so both halves came out as the same
     # text (the second with a stray quote that the text comparison ignores).
-    def boxed(ts: int, text: str, box: Box, conf: float = 0.99) -> Read:
-        return Read(ts, ts, OcrResult((OcrLine(text, conf, box),)))
-
     line = Box(490, 8, 296, 44)
     cues = run(
         SegmentRecord(0, 2000, [boxed(0, "Is anyone there?", Box(0, 0, 797, 66)),
@@ -205,9 +206,6 @@ def test_segments_whose_reads_differ_in_length_join_when_some_read_of_each_saw_t
     # Seen on a libass clip (check 08, a yellow subtitle over a page of print): each read lost another word gap,
     # and one read of the second segment took in a letter of the print at the line's left, so the extent of all
     # its reads together no longer agreed with the first read's and the cue was split in two.
-    def boxed(ts: int, text: str, box: Box, conf: float = 0.99) -> Read:
-        return Read(ts, ts, OcrResult((OcrLine(text, conf, box),)))
-
     cues = run(
         SegmentRecord(0, 290, [boxed(40, "You alwaysisay that:", Box(459, 1, 364, 50), 0.94)]),
         SegmentRecord(290, 1840, [boxed(330, "You alwayssay that", Box(457, 0, 364, 55)),

@@ -342,8 +342,8 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
     if not results:
         return "", 0.0, None
     texts = [normalize_text(r.text) for r in results]
+    plain = [comparable(t) for t in texts]
     if len(results) <= 2:
-        plain = [comparable(t) for t in texts]
         # Two reads, one a part of the other: the other saw more of the line (a glyph lost to a fade
         # or an occlusion is a common miss, an invented one is not).
         if len(results) == 2 and plain[0] != plain[1] and (plain[0] in plain[1] or plain[1] in plain[0]):
@@ -360,7 +360,6 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
         best = max(range(len(results)), key=lambda i: scores[i])
         # A read at least as sure that holds the winner and more saw more of the line, as with two reads above (a
         # faint glyph at a pale line's start read by two reads of six).
-        plain = [comparable(t) for t in texts]
         more = [i for i in range(len(results)) if len(plain[i]) > len(plain[best]) and plain[best] in plain[i]
                 and results[i].confidence >= results[best].confidence]
         if more:
