@@ -313,3 +313,32 @@ def test_the_real_russian_clip_reads_with_lang_ru(tesseract: None) -> None:
     assert errors / chars <= 0.12, [c.text for c in cues]
     assert any(c.text.startswith("ЭТО ГЛАЗА, В КОТОРЫХ") for c in cues), [c.text for c in cues]
     assert "ОНА НЕОСЯЗАЕМА" in [c.text for c in cues]  # its "О" over a lighter part of the picture, at the line's end
+
+
+def test_picture_specks_do_not_decide_a_videos_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before a 360p English video's first subtitle, picture detail is read as "1" at 0.2-0.56: four such reads
+    # must not decide that no installed recogniser reads the video (which drops its unsure lines for good).
+    from vidocr.engines import rapid
+
+    def found(text: str, score: float, width: float, height: float = 30.0) -> tuple:
+        quad = np.array([[100, 10], [100 + width, 10], [100 + width, 10 + height], [100, 10 + height]], np.float32)
+        return quad, text, score, None, (), ()
+
+    band = np.zeros((60, 640, 3), np.uint8)
+    chooser = rapid.ScriptChooser(rapid.build_ocr())
+    reads: list[list[tuple]] = []
+    monkeypatch.setattr(rapid, "read_all_again", lambda ocr, image: reads.pop(0))
+    reads += [[found("1", 0.3, 40)] for _ in range(5)]
+    for _ in range(5):
+        chooser.read(band)
+    assert chooser.decided is None and not chooser.votes
+    reads += [[found("Keep your voice down", 0.9, 400)] for _ in range(3)]
+    for _ in range(3):
+        chooser.read(band)
+    assert chooser.decided == "ppocr"
+    # A line's worth of box read as one glyph ("早" for a line of Hangul) still votes: nothing reads it.
+    chooser.begin_video("")
+    reads += [[found("早", 0.4, 300)] for _ in range(4)]
+    for _ in range(4):
+        chooser.read(band)
+    assert chooser.decided == "none"
