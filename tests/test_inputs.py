@@ -303,3 +303,53 @@ def test_a_picture_size_change_mid_stream_is_scaled_to_the_stream_size(tmp_path:
         assert sizes == {(360, 640)} and src.rescaled_frames == 75
     cues, info = extract(path, ExtractOptions(zones="bottom"), engine=rapid_engine)  # type: ignore[arg-type]
     assert [c.text for c in cues] == ["第一段录像", "第二段录像"] and info.stats.rescaled_frames == 75
+
+
+def test_every_nth_frame_gives_the_frames_of_a_full_decode_decoding_fewer(
+    samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The zone finder's samples of a file with sparse keyframes: the same pictures as decoding every frame,
+    # without decoding the frames nobody refers to (x264's B-frames) unless they are wanted.
+    path = samples / "zh.mp4"
+    for start, end in ((None, None), (3.0, 7.5)):
+        with VideoSource(path) as src:
+            every = [f for f in src.frames(start, end)]
+            full = [(f.ts.pts, f.luma().copy()) for f in every[::7]]
+        with VideoSource(path) as src:
+            nth = [(f.ts.pts, f.luma().copy()) for f in src.every_nth(7, start, end)]
+        assert [t for t, _ in nth] == [t for t, _ in full]
+        assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(nth, full, strict=True))
+
+    decoded = []
+
+    class Counted:  # a packet that counts the pictures its decoding gives
+        def __init__(self, packet: av.Packet) -> None:
+            self.packet, self.pts, self.size = packet, packet.pts, packet.size
+
+        def decode(self) -> list[av.VideoFrame]:
+            frames = self.packet.decode()
+            decoded.extend(frames)
+            return frames
+
+    class Container:
+        def __init__(self, inner: av.container.InputContainer) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def __enter__(self) -> Container:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.close()
+
+        def demux(self, stream: av.VideoStream) -> object:
+            return (Counted(p) for p in self.inner.demux(stream))
+
+    with VideoSource(path) as src:
+        count = sum(1 for _ in src.frames())
+        opened = src._open
+        monkeypatch.setattr(src, "_open", lambda: Container(opened()))
+        assert len(list(src.every_nth(7))) == len(range(0, count, 7))
+    assert len(range(0, count, 7)) <= len(decoded) < 0.8 * count

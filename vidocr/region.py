@@ -710,7 +710,5 @@ def _sample_images(source: VideoSource, start: float | None, end: float | None, 
             yield from found
             return
     step = max(1, int(span * fps / samples)) if span else 1
-    with VideoSource(source.path) as clip:
-        for frame in clip.frames(start, end):
-            if frame.index % step == 0:
-                yield _pair(frame.luma(), frame.chroma(), scale)
+    for frame in source.every_nth(step, start, end):
+        yield _pair(frame.luma(), frame.chroma(), scale)

@@ -365,6 +365,81 @@ class VideoSource:
         decoded_end = (last_pts - origin + step) * tb if last_pts is not None and origin is not None else None
         self._report(finished and decoded_end is not None, float(decoded_end or 0), end)
 
+    def every_nth(self, step: int, start: float | None = None, end: float | None = None) -> Iterator[DecodedFrame]:
+        """Every ``step``-th frame that :meth:`frames` (``start``, ``end``) yields, from the first: the same pictures,
+        decoded without the frames that no other frame refers to and that are not wanted (most B-frames: a third
+        to a half of a typical H.264 stream's decoding). A first pass reads the packets' timestamps alone, without
+        decoding, to know which frames those are. Uses its own containers; a file whose clock :meth:`frames` has
+        to mend (MPEG-TS, packets without timestamps) is decoded through with it instead."""
+        tb = self._facts.time_base
+        origin = self._facts.start_pts
+        if step <= 1 or origin is None or self._container.format.flags & _AVFMT_TS_DISCONT:
+            yield from self._nth_decoded(step, start, end)
+            return
+        try:
+            wanted = self._nth_stamps(step, start, end, origin)
+        except Exception as exc:  # noqa: BLE001 - a file the timestamp pass cannot read is decoded through
+            log.debug("%s: timestamp pass failed (%s); decoding through", self.path, _why(exc))
+            wanted = None
+        if wanted is None:
+            yield from self._nth_decoded(step, start, end)
+            return
+        index = 0
+        stop = end + 1.0 if end is not None else None  # past the range by more than any reordering delay
+        counted = self.rescaled_frames  # the pipeline's count is of its own pass
+        try:
+            with self._open() as container:
+                stream = self._seek_to(container, start, origin)
+                # Slice threads: the setting below changes per packet, and frame threads would decode ahead of it.
+                stream.thread_type = "SLICE"
+                context = stream.codec_context
+                for packet in container.demux(stream):
+                    past = stop is not None and packet.pts is not None and (packet.pts - origin) * tb >= stop
+                    if past or not wanted:
+                        break
+                    context.skip_frame = "DEFAULT" if packet.pts in wanted else "NONREF"
+                    try:
+                        frames = packet.decode()
+                    except Exception:  # noqa: BLE001 - as in frames(): a broken packet is skipped
+                        continue
+                    for frame in frames:
+                        if frame.pts in wanted and (fitted := self._fit(frame)) is not None:
+                            wanted.discard(frame.pts)
+                            yield DecodedFrame(Timestamp(frame.pts - origin, tb), index, fitted, self.info.rotation)
+                            index += 1
+        finally:
+            self.rescaled_frames = counted
+
+    def _nth_decoded(self, step: int, start: float | None, end: float | None) -> Iterator[DecodedFrame]:
+        with VideoSource(self.path, self._facts.index) as clip:
+            for frame in clip.frames(start, end):
+                if frame.index % step == 0:
+                    yield frame
+
+    def _nth_stamps(self, step: int, start: float | None, end: float | None, origin: int) -> set[int] | None:
+        """The timestamps of every ``step``-th frame in the range, in presentation order, from the packets alone;
+        None when a packet has no timestamp."""
+        tb = self._facts.time_base
+        stamps = set()
+        with self._open() as container:
+            stream = self._seek_to(container, start, origin)
+            for packet in container.demux(stream):
+                if packet.pts is None:
+                    if packet.size:
+                        return None
+                    continue  # the demuxer's closing empty packet
+                rel = (packet.pts - origin) * tb
+                if (start is None or rel >= start - 1e-9) and (end is None or rel < end):
+                    stamps.add(packet.pts)
+        return set(sorted(stamps)[::step])
+
+    def _seek_to(self, container: Any, start: float | None, origin: int) -> Any:
+        """``container``'s video stream, sought to the keyframe at or before ``start`` as :meth:`frames` does."""
+        stream = container.streams[self._facts.index]
+        if start and start > 0:
+            container.seek(int(start / self._facts.time_base) + origin, stream=stream, backward=True, any_frame=False)
+        return stream
+
     def _fit(self, frame: av.VideoFrame) -> av.VideoFrame | None:
         """The frame at the stream's picture size: scaled when its size differs (None if it cannot be)."""
         width, height = self._facts.coded_size
