@@ -134,3 +134,24 @@ def test_a_strongest_band_that_reads_as_no_text_gives_way_to_one_that_does() -> 
     assert _readable_first(lambda crop: OcrResult(), [(10, 16)], votes, 6, images, sampled, weights) == []
     # A strongest band that reads is kept as it is.
     assert _readable_first(read, [(70, 80)], votes, 6, images, sampled, weights) == [(70, 80)]
+
+
+def test_a_band_of_short_cues_is_found_in_the_few_samples_that_show_them() -> None:
+    # Cues of 0.3-0.6 s are in few of the zone finder's samples; most samples with lines in the band's rows show the
+    # picture between them. Two of eight show a subtitle: the band is a subtitle band.
+    from vidocr.region import ZoneWeights, _readable_first
+    from vidocr.textmask import TextLine
+    from vidocr.types import Box, OcrLine, OcrResult
+
+    picture, subtitle = np.full((100, 64), 20, np.uint8), np.full((100, 64), 200, np.uint8)
+    images = [subtitle if k in (1, 6) else picture for k in range(8)]
+    sampled = [(np.zeros((100, 64), np.uint8), [TextLine(10, 70, 40, 80, 3)])] * 8
+    votes = np.zeros(100)
+    votes[70:80] = 3.0
+
+    def read(crop: np.ndarray) -> OcrResult:
+        if crop.mean() < 100:
+            return OcrResult()
+        return OcrResult(lines=(OcrLine("OK.", 0.95, Box(0, crop.shape[0] // 2 - 5, 20, 10)),))
+
+    assert _readable_first(read, [(70, 80)], votes, 6, images, sampled, ZoneWeights()) == [(70, 80)]
