@@ -389,11 +389,15 @@ class VideoSource:
         counted = self.rescaled_frames  # the pipeline's count is of its own pass
         try:
             with self._open() as container:
-                stream = self._seek_to(container, start, origin)
+                try:
+                    stream = self._seek_to(container, start, origin)
+                except Exception:  # noqa: BLE001 - it did not fail in the timestamp pass; decode through then
+                    yield from self._nth_decoded(step, start, end)
+                    return
                 # Slice threads: the setting below changes per packet, and frame threads would decode ahead of it.
                 stream.thread_type = "SLICE"
                 context = stream.codec_context
-                for packet in container.demux(stream):
+                for packet in _packets(container, stream, self.path):
                     past = stop is not None and packet.pts is not None and (packet.pts - origin) * tb >= stop
                     if past or not wanted:
                         break
@@ -549,6 +553,20 @@ class VideoSource:
             yield from stream.codec_context.decode(None)
         except Exception as exc:  # noqa: BLE001 - already flushed, or nothing to give
             log.debug("%s: decoder flush: %s", self.path, _why(exc))
+
+
+def _packets(container: Any, stream: Any, path: Path) -> Iterator[Any]:
+    """``container.demux(stream)`` up to where its structure breaks (what came before stands, as in frames())."""
+    demux = container.demux(stream)
+    while True:
+        try:
+            packet = next(demux)
+        except StopIteration:
+            return
+        except Exception as exc:  # noqa: BLE001 - PyAV on a hostile file: stop there, never a traceback
+            log.debug("%s: demuxing stopped: %s", path, _why(exc))
+            return
+        yield packet
 
 
 def _pick_stream(container: Any, wanted: int | None, path: str) -> Any:
