@@ -358,8 +358,9 @@ PROBE_SHARE = 0.75
 DECIDE_AFTER = 3
 DECIDE_MAX = 12
 #: A read of at most SPECK_CHARS characters in a box narrower than SPECK_ASPECT times its height is picture
-#: detail as often as text (a speck read "1" at 0.2-0.56 before a 360p English video's first subtitle): it does
-#: not vote on the video's script. A box that long read as one or two characters still votes ("早" for a line).
+#: detail as often as text (a speck read "1" at 0.2-0.56 before a 360p English video's first subtitle): when no
+#: pack reads it surely it does not vote "none" (a pack that does still gets its vote: PP-OCR boxes Arabic words
+#: one by one). A box that long read as one or two characters votes as any line ("早" for a line of Hangul).
 SPECK_CHARS = 2
 SPECK_ASPECT = 4.0
 # Cyrillic or Greek read as Latin look-alikes mixes digits into capital words ("B 4YBCTBAX").
@@ -452,9 +453,7 @@ class ScriptChooser:
                 lines.append((box, "ppocr", text, score, "", 0.0, crop))
                 votes.append("ppocr")
                 continue
-            if len("".join(text.split())) <= SPECK_CHARS and aspect < SPECK_ASPECT:
-                lines.append((box, "none", text, score, "", 0.0, crop))  # kept as a line nothing reads would be
-                continue
+            speck = len("".join(text.split())) <= SPECK_CHARS and aspect < SPECK_ASPECT
             best: tuple[float, str, str, float] | None = None
             for script in _PROBE_SCRIPTS:
                 if script.pack not in self.packs():
@@ -469,6 +468,8 @@ class ScriptChooser:
                 lines.append((box, best[1], text, score, best[2], best[3], crop))
             else:
                 lines.append((box, "none", text, score, "", 0.0, crop))
+                if speck:
+                    continue  # kept as a line nothing reads, without a vote
                 if len(self.unread) < 8:
                     self.unread.append(crop)
             votes.append(lines[-1][1])
