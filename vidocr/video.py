@@ -308,9 +308,8 @@ class VideoSource:
         # A seek goes by the file's own timestamps: in MPEG-TS they may restart, and it would land in another
         # recording. There the frames before ``start`` are decoded instead (correct, and slower).
         if start and start > 0 and not discontinuous:
-            target = int(start / tb) + (origin or 0)
             try:
-                self._container.seek(target, stream=stream, backward=True, any_frame=False)
+                self._seek_to(self._container, start, origin or 0)
             except Exception as exc:  # noqa: BLE001 - a failed seek only costs time
                 log.debug("seek failed in %s (%s); decoding from the start", self.path, exc)
         step = _frame_step(stream, tb)
@@ -438,7 +437,8 @@ class VideoSource:
         return set(sorted(stamps)[::step])
 
     def _seek_to(self, container: Any, start: float | None, origin: int) -> Any:
-        """``container``'s video stream, sought to the keyframe at or before ``start`` as :meth:`frames` does."""
+        """``container``'s video stream, sought to the keyframe at or before ``start`` (relative seconds; ``origin``:
+        the stream's first timestamp) when ``start`` is after the beginning."""
         stream = container.streams[self._facts.index]
         if start and start > 0:
             container.seek(int(start / self._facts.time_base) + origin, stream=stream, backward=True, any_frame=False)
