@@ -18,7 +18,7 @@ from vidocr.detect import (
     SegmentStarted,
     changed_line_similarity,
 )
-from vidocr.textmask import analysis_image, analysis_scale, edge_mask, similarity
+from vidocr.textmask import analysis_image, analysis_scale, edge_mask, similarity, text_lines
 from vidocr.types import Box, Timestamp
 
 TB = Fraction(1, 25)
@@ -274,6 +274,41 @@ def test_a_page_of_print_that_moves_is_no_new_line() -> None:
         assert changed_line_similarity(before, after, core, FONT * scale) >= DetectOptions().same_threshold
     text = "I told you, I was at the office."
     assert _segment_starts([page_and(text, shift) for shift in range(0, 20, 2)]) == [0]
+
+
+def framed_and(text: str | None, width_of: str) -> np.ndarray:
+    """A band with a sign's frame in the picture (a bright outline) whose lower left corner sits on the top
+    right of the subtitle ``width_of`` would draw; optionally the subtitle ``text``."""
+    img = Image.new("L", (WIDTH, HEIGHT), 80)
+    draw = ImageDraw.Draw(img)
+    right = (WIDTH + draw.textlength(width_of, font=ImageFont.truetype(str(FONT_PATH), FONT))) / 2
+    draw.rectangle((right - 30, TEXT_TOP - 56, right + 170, TEXT_TOP + 12), outline=235, width=3)
+    if text:
+        subtitle(draw, text, fill=240, stroke=3)
+    return np.asarray(img)
+
+
+def test_a_subtitle_touching_a_signs_frame_is_cut_from_it() -> None:
+    # Seen on the libass corpus (check 07 with a band 4 px taller): a subtitle 2 px below a sign's box, glued to
+    # it into one hollow component 70 rows high that was dropped whole: the subtitle vanished for 78 frames.
+    scale = analysis_scale(WIDTH)
+    min_height = int(0.35 * FONT * scale)
+    for text in ("就好", "再给我五分钟就好"):
+        edges = edge_mask(framed_and(text, text), scale)
+        glued = text_lines(edges, min_height=min_height)[1]
+        lines = text_lines(edges, min_height=min_height, cut_glued=True)[1]
+        assert len(lines) == 1 and lines[0].y1 - lines[0].y0 <= FONT * scale + 4, lines
+        # All of it, up to the glyph under the frame's corner, where the glued component lost it.
+        assert lines[0].x1 >= scale * (WIDTH + 0.9 * FONT * len(text)) / 2, (lines, glued)
+        assert not glued or glued[0].x1 < lines[0].x1, (glued, lines)
+        assert text_lines(edge_mask(framed_and(None, text), scale), min_height=min_height, cut_glued=True)[1] == []
+    frames = [framed_and(None, "就好")] * 8 + [framed_and("就好", "就好")] * 10 + [framed_and(None, "就好")] * 8
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+    det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
+    events = [e for i, luma in enumerate(frames) for e in det.push(Timestamp(i, TB), edge_mask(luma, scale))]
+    events += det.finish(Timestamp(len(frames), TB))
+    spans = [(e.segment.start.pts, e.segment.has_text) for e in events if isinstance(e, SegmentStarted)]
+    assert spans == [(0, False), (8, True), (18, False)], spans
 
 
 def shapes_and(text: str | None) -> np.ndarray:

@@ -262,7 +262,7 @@ class BandChangeDetector:
             changed = int(np.count_nonzero(prev[0] != edges))
             if changed <= max(8, 0.01 * int(np.count_nonzero(edges))):
                 return prev[1], prev[2]
-        mask, lines = text_lines(edges, min_height=self._min_height)
+        mask, lines = text_lines(edges, min_height=self._min_height, cut_glued=True)
         core = self._core
         if core is not None and lines and not any(ln.y0 < core[1] and ln.y1 > core[0] for ln in lines):
             mask, lines = np.zeros_like(mask), []

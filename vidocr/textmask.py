@@ -242,7 +242,7 @@ class TextLine:
 
 
 def text_lines(
-    edges: np.ndarray, min_height: int = 6, max_height: int | None = None
+    edges: np.ndarray, min_height: int = 6, max_height: int | None = None, cut_glued: bool = False
 ) -> tuple[np.ndarray, list[TextLine]]:
     """Keep the components of ``edges`` that form lines of text.
 
@@ -267,19 +267,16 @@ def text_lines(
     cells = ((closed.shape[0] + 1) // 2) * ((closed.shape[1] + 1) // 2)
     ltype = cv2.CV_16U if cells < 65535 else cv2.CV_32S
     count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8, ltype=ltype)
+    thin = _thin_rows(labels, stats, count, min_height, max_height) if cut_glued else None
+    if thin is not None:
+        # Components glued by a thin line (a sign's frame touching a subtitle) are cut apart there.
+        closed &= ~thin
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8, ltype=ltype)
     cands = []
     for i in range(1, count):
         x, y, w, h, area = (int(v) for v in stats[i])
-        if h < min_height or h > max_height:
-            continue
-        fill = area / float(w * h)
-        # Hollow shapes (edges of a flat object) and thin vertical strokes (poles, legs, frame
-        # edges) are not glyphs; dense blobs are: glyphs merge into one at low resolution.
-        if fill < 0.2 or w < 0.2 * h:
-            continue
-        if w > 40 * h:  # long straight edges (horizon, frame borders)
-            continue
-        cands.append((x, y, w, h, i))
+        if _candidate(w, h, area, min_height, max_height):
+            cands.append((x, y, w, h, i))
     if not cands:
         return np.zeros_like(edges), []
     cands.sort(key=lambda c: c[0])
@@ -328,6 +325,51 @@ def text_lines(
     mask = lut[labels] & edges
     lines.sort(key=lambda ln: ln.y0)
     return mask, lines
+
+
+def _candidate(w: int, h: int, area: int, min_height: int, max_height: int) -> bool:
+    """Whether a component of this box and pixel count may be a glyph (or glyphs merged into one)."""
+    if h < min_height or h > max_height:
+        return False
+    # Hollow shapes (edges of a flat object) and thin vertical strokes (poles, legs, frame
+    # edges) are not glyphs; dense blobs are: glyphs merge into one at low resolution.
+    if area < 0.2 * w * h or w < 0.2 * h:
+        return False
+    return w <= 40 * h  # longer: straight edges (horizon, frame borders)
+
+
+#: A component's row holding fewer of its pixels than THIN_ROW of its fullest row is "thin": only lines
+#: cross it (a frame's sides, a pole), where a line of glyphs fills every row it spans.
+THIN_ROW = 0.1
+#: A component whose rows are thin for more than THIN_SHARE of its height is cut at those rows.
+THIN_SHARE = 0.4
+
+
+def _thin_rows(
+    labels: np.ndarray, stats: np.ndarray, count: int, min_height: int, max_height: int
+) -> np.ndarray | None:
+    """The pixels to clear (uint8 0/1, None when none) to cut apart components glued by thin lines.
+
+    A subtitle touching a sign's frame or a pole makes one component with the frame: taller than a
+    line, hollow, and rejected with the subtitle inside it. Its rows tell the parts apart: the
+    subtitle's rows are full of edges, the frame's only crossed by its sides. A component that is
+    thin in more than THIN_SHARE of its rows loses its pixels in those rows; what is left is tested
+    as components of its own. Glyphs and words are full in most rows and stay whole.
+    """
+    clear: np.ndarray | None = None
+    for i in range(1, count):
+        x, y, w, h, area = (int(v) for v in stats[i])
+        if h < 4 * min_height or area < 4 * h or _candidate(w, h, area, min_height, max_height):
+            continue  # only components rejected as a whole are cut: a kept one is left as it is
+        rows = np.count_nonzero(labels[y : y + h, x : x + w] == i, axis=1)
+        thin = rows < max(3, THIN_ROW * int(rows.max()))
+        if np.count_nonzero(thin) <= THIN_SHARE * h:
+            continue
+        if clear is None:
+            clear = np.zeros(labels.shape, np.uint8)
+        box = clear[y : y + h, x : x + w]
+        box[thin] |= (labels[y : y + h, x : x + w][thin] == i).view(np.uint8)
+    return clear
 
 
 def _glyph_like(stat: np.ndarray, min_height: int) -> bool:
