@@ -270,7 +270,7 @@ def text_lines(
     thin = _thin_rows(labels, stats, count, min_height, max_height) if cut_glued else None
     if thin is not None:
         # Components glued by a thin line (a sign's frame touching a subtitle) are cut apart there.
-        closed &= ~thin
+        closed = cv2.bitwise_and(closed, 1 - thin)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8, ltype=ltype)
     cands = []
     for i in range(1, count):
