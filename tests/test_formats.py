@@ -104,7 +104,8 @@ def test_run_stats_give_the_json_stats_in_their_order_leaving_out_what_a_run_did
     assert json.dumps(stats.as_dict()) == (
         '{"times_s": {"zones": 0.5, "decode": 1.25, "detect": 0.75, "merge": 0.125, "ocr": 2.0}, '
         '"band": [0, 560, 1280, 160], "band_source": "auto", "zones": [{"name": "bottom", "box": [0, 560, 1280, 160], '
-        '"source": "auto", "static": [[1100, 600, 100, 40]], "colour": true}], "rescaled_frames": 2, '
+        '"source": "auto", "static": [[1100, 600, 100, 40]], "colour": true, "small_text": false}], '
+        '"rescaled_frames": 2, '
         '"timestamp_discontinuities": 0, "ended_early": false, "frames": 250, "corrupt_frames": 1, "samples": 250, '
         '"ocr_calls": 7, "frames_read": 7, "ocr_confirmed": 3, "cues": 4, "scene_cuts": 1, "static_texts": 1, '
         '"static_lines_dropped": 2, "picture_lines_dropped": 0, "page_frames": 5, "duration_decoded_s": 10.0, '

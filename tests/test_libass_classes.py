@@ -210,3 +210,32 @@ def test_class_is_read_exactly_with_frame_exact_times(name: str, tmp_path: Path,
     found = problems(rendered, cues)
     assert not found, "\n".join(found)
 
+
+
+def test_small_text_without_outline_over_a_light_picture_is_seen(tmp_path: Path, rapid_engine: OcrEngine) -> None:
+    """Seen on the real Russian clip: white capitals 12 px high at 720p without an outline, one cue over a light
+    picture (a neck), the others over darker ones. At the usual half-resolution analysis their one-pixel strokes
+    average with the picture and the text mask holds none of that cue's glyphs: it had no cue. The zone's text is
+    small, so it is masked at full resolution (vidocr.textmask.SMALL_TEXT)."""
+    import cv2
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    soft = cv2.GaussianBlur(rng.normal(0, 1, (90, 160)).astype(np.float32), (0, 0), 3)
+    soft = cv2.resize(soft / (np.abs(soft).max() + 1e-6) * 20, (1664, 936), interpolation=cv2.INTER_CUBIC)
+    for name, grey in (("light", 180), ("dark", 80)):  # a light skin-like grey, and a darker one
+        picture = np.clip(np.stack([(soft + grey) * 1.02, soft + grey, (soft + grey) * 0.95], -1), 0, 255)
+        cv2.imwrite(str(tmp_path / f"{name}.png"), picture.astype(np.uint8))
+    events = _events(8, ("THIS IS A SMILE", 30, 8), ("AND LAUGHTER", 25, 10), ("NOBODY KNOWS", 30, 0))
+    scenes = [Scene(0, str(tmp_path / "dark.png"), "still"), Scene(42, str(tmp_path / "light.png"), "still"),
+              Scene(76, str(tmp_path / "dark.png"), "still")]
+    clip = Clip(name="small-light", half="test", seed=1, width=1280, height=720, fps=Fraction(25), frames=119,
+                style=_style("DejaVu Sans", size=0.022, outline=0.0), events=events, scenes=scenes)
+    lacking = missing(clip)
+    if lacking:
+        _need(", ".join(lacking))
+    rendered = libass.render(clip, tmp_path / "clip")
+    cues_iter, info = vidocr.extract(rendered.video, engine=rapid_engine)
+    found = problems(rendered, list(cues_iter))
+    assert not found, "\n".join(found)
+    assert [zone.small for zone in info.stats.zones or ()] == [True]

@@ -39,6 +39,8 @@ from vidocr.merge import CueMerger, MergeOptions, Read, SegmentRecord
 from vidocr.ocrqueue import OcrWorker, Prior
 from vidocr.region import BandReader, Region, find_zones, parse_roi, user_zones
 from vidocr.textmask import (
+    RIM_STEP,
+    SMALL_RIM_STEP,
     Chroma,
     TextLine,
     analysis_image,
@@ -158,7 +160,7 @@ def extract(
         raise
     stats = info.stats
     stats.band, stats.band_source = regions[0].box, regions[0].source
-    stats.zones = tuple(ZoneStats(r.name, r.box, r.source, r.static, r.colour) for r in regions)
+    stats.zones = tuple(ZoneStats(r.name, r.box, r.source, r.static, r.colour, r.small) for r in regions)
     assert engine is not None
     return _run(source, regions, options, engine, own_engine is not None, progress), info
 
@@ -296,7 +298,9 @@ class _Zone:
         self.script = script or ScriptKeeper(options.script)
         self.name = region.name
         self.box = box = region.box
-        self.scale = scale = analysis_scale(box.w)
+        # Small text is masked at full resolution, where its thin strokes keep their contrast (see SMALL_TEXT).
+        self.scale = scale = 1.0 if region.small else analysis_scale(box.w)
+        self.rim_step = SMALL_RIM_STEP if region.small else RIM_STEP
         core = None
         if region.core is not None:
             core = (int((region.core[0] - box.y) * scale), int((region.core[1] - box.y) * scale) + 1)
@@ -375,11 +379,11 @@ class _Zone:
     def edges(self, luma: np.ndarray, chroma: Chroma | None) -> np.ndarray:
         chroma = chroma if self.region.colour else None
         image = analysis_image(luma, chroma, self.box, self.scale)
-        edges = edge_mask(image, 1.0)
+        edges = edge_mask(image, 1.0, self.rim_step)
         self.page = shows_page(image, edges, self.page)
         if self.page:
             # A page of print behind the subtitles: the paper beside its strokes fills the edge mask.
-            edges = closed_glyph_mask(analysis_image(luma, chroma, self.box, 1.0), self.scale)
+            edges = closed_glyph_mask(analysis_image(luma, chroma, self.box, 1.0), self.scale, self.rim_step)
             self.page_frames += 1
         for y0, y1, x0, x1 in self._static_px:
             edges[max(0, y0) : y1, max(0, x0) : x1] = 0

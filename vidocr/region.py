@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
-from vidocr.textmask import Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
+from vidocr.textmask import SMALL_TEXT, Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
 from vidocr.types import Box, OcrResult
 from vidocr.video import VideoSource
 
@@ -55,6 +55,9 @@ class Region:
     static: tuple[Box, ...] = ()
     #: Masks are made from colour brightness, max(R, G, B), instead of luma (see ``_survey``).
     colour: bool = False
+    #: The subtitle lines seen are small text (at most SMALL_TEXT of the frame's height, vidocr.textmask): the
+    #: zone is masked at full resolution with a lower rim step (see vidocr.pipeline).
+    small: bool = False
 
 
 #: Colour-aware text masks are used for a video when luma masks hold less than this share of the text
@@ -596,7 +599,8 @@ def _zone(
         y0 = max(0, y0 - grow // 2)
         y1 = min(height, y0 + min_h)
     box = Box(0, y0, width, y1 - y0)
-    return Region(box, "auto", int(line_h / scale), samples, core, name, _inside(static, box))
+    small = core[1] - core[0] <= SMALL_TEXT * height
+    return Region(box, "auto", int(line_h / scale), samples, core, name, _inside(static, box), small=small)
 
 
 def _default_names(mode: str) -> list[str]:

@@ -30,6 +30,12 @@ BRIGHT_MIN = 140
 #: measures an OCR line's glyphs within a radius set by its height). Outlined or shadowed subtitles give 150-220;
 #: anti-aliasing and downscaling keep them above ~80.
 RIM_STEP = 60
+#: Subtitle lines at most this share of the frame's height (12 px at 720p) are small text: their zone is masked
+#: at full resolution, where their one-pixel strokes keep their contrast, and with SMALL_RIM_STEP (see
+#: vidocr.pipeline). Halving the resolution averages a 1-px stroke with its surround: white capitals 12 px
+#: high without an outline over a light picture step ~70 at full resolution, ~30 at half.
+SMALL_TEXT = 0.02
+SMALL_RIM_STEP = 45
 
 _KERNEL5 = np.ones((5, 5), np.uint8)
 
@@ -89,18 +95,18 @@ def analysis_image(
     return cv2.add(small, _LIFT[index])
 
 
-def edge_mask(y: np.ndarray, scale: float) -> np.ndarray:
+def edge_mask(y: np.ndarray, scale: float, rim_step: int = RIM_STEP) -> np.ndarray:
     """Bright pixels with a dark rim, at analysis resolution (uint8 0/1)."""
     if scale < 1.0 and min(y.shape) * scale >= 1:
         y = cv2.resize(y, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    return glyph_pixels(y).view(np.uint8)
+    return glyph_pixels(y, rim_step=rim_step).view(np.uint8)
 
 
-def glyph_pixels(image: np.ndarray, radius: int = 2) -> np.ndarray:
-    """``image``'s glyph pixels (bool): at least BRIGHT_MIN bright, with a pixel at least RIM_STEP darker within
-    ``radius`` pixels (the outline, shadow or box around a glyph's fill)."""
+def glyph_pixels(image: np.ndarray, radius: int = 2, rim_step: int = RIM_STEP) -> np.ndarray:
+    """``image``'s glyph pixels (bool): at least BRIGHT_MIN bright, with a pixel at least ``rim_step`` darker
+    within ``radius`` pixels (the outline, shadow or box around a glyph's fill)."""
     kernel = _KERNEL5 if radius == 2 else np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
-    glyph: np.ndarray = (image >= BRIGHT_MIN) & (cv2.subtract(image, cv2.erode(image, kernel)) >= RIM_STEP)
+    glyph: np.ndarray = (image >= BRIGHT_MIN) & (cv2.subtract(image, cv2.erode(image, kernel)) >= rim_step)
     return glyph
 
 
@@ -189,7 +195,7 @@ def shows_page(image: np.ndarray, edges: np.ndarray, was: bool) -> bool:
     return _small_share(ink) >= (PAGE_SMALL_OFF if was else PAGE_SMALL)
 
 
-def closed_glyph_mask(y: np.ndarray, scale: float) -> np.ndarray:
+def closed_glyph_mask(y: np.ndarray, scale: float, rim_step: int = RIM_STEP) -> np.ndarray:
     """:func:`edge_mask`'s pixels that lie in light regions (at least BRIGHT_MIN) closed off from the image's
     edges (:func:`closed_light`), at analysis resolution (uint8 0/1); ``y`` is at full resolution.
 
@@ -200,7 +206,7 @@ def closed_glyph_mask(y: np.ndarray, scale: float) -> np.ndarray:
     scaling: ~5 ms for a 1280x200 band, paid only by frames whose band shows a page (:func:`shows_page`).
     A pale subtitle whose thin outline breaks on a bright picture loses those glyphs here: not for every video.
     """
-    closed: np.ndarray = (glyph_pixels(y) & closed_light(y >= BRIGHT_MIN)).view(np.uint8)
+    closed: np.ndarray = (glyph_pixels(y, rim_step=rim_step) & closed_light(y >= BRIGHT_MIN)).view(np.uint8)
     if scale < 1.0 and min(y.shape) * scale >= 1:
         # As analysis_image scales (the same call: masks of both kinds have one shape).
         small: np.ndarray = cv2.resize(closed * 255, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)

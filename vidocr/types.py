@@ -179,13 +179,15 @@ class Cue:
 
 @dataclass(frozen=True)
 class ZoneStats:
-    """A subtitle zone as a run reports it: its name, band, how it was found, its static text, its kind of mask."""
+    """A subtitle zone as a run reports it: its name, band, how it was found, its static text, its kind of mask
+    (``colour``), and whether its text is small (masked at full resolution: vidocr.textmask.SMALL_TEXT)."""
 
     name: str
     box: Box
     source: str
     static: tuple[Box, ...] = ()
     colour: bool = False
+    small: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -194,6 +196,7 @@ class ZoneStats:
             "source": self.source,
             "static": [b.as_list() for b in self.static],
             "colour": self.colour,
+            "small_text": self.small,
         }
 
 

@@ -300,7 +300,8 @@ def _write_stdout(cues: Sequence[Any], info: Any, fmt: str, bilingual: bool) -> 
 def _report_line(video: Path, stats: RunStats) -> str:
     """The per-video report of --verbose: zones found, static texts suppressed, frames read."""
     zones = "; ".join(
-        f"{z.name} {','.join(str(v) for v in z.box.as_list())} ({z.source}{', colour masks' if z.colour else ''})"
+        f"{z.name} {','.join(str(v) for v in z.box.as_list())} "
+        f"({z.source}{', colour masks' if z.colour else ''}{', small text' if z.small else ''})"
         for z in stats.zones or ()
     )
     return (
