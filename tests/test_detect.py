@@ -435,3 +435,16 @@ def test_a_subtitle_partly_lost_to_moving_texture_holds_until_its_glyphs_go() ->
     shown = [(a, b) for a, b, has_text in spans if has_text]
     assert shown[0][0] == 0 and shown[-1][1] == 30, spans  # shown from 0 to 30...
     assert all(b == a2 for (_, b), (a2, _) in zip(shown, shown[1:], strict=False)), spans  # ...with no gap
+
+
+def test_text_on_the_first_frame_is_read_again_once_it_held() -> None:
+    # A video cut from a longer one can start in a subtitle's fade-in (the real Russian clip: "ЭТО У БКА" at 0.70
+    # on frame 0, "ЭТО УЛЫБКА" 12 frames later). The first frame is read at once, as it may be gone before it
+    # can be confirmed, and again min_read_gap_s later: a new segment's read, split at the segment's start.
+    frames = [band("好的", ellipse=False)] * 30
+    scale = analysis_scale(WIDTH)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    reads = [e for i, luma in enumerate(frames) for e in det.push(Timestamp(i, TB), edge_mask(luma, scale))
+             if isinstance(e, ReadRequest)]
+    assert [(r.ts.pts, r.reason, r.split_at.pts) for r in reads] == [
+        (0, ReadReason.FIRST, 0), (10, ReadReason.NEW, 0)], reads

@@ -179,6 +179,7 @@ class _ReadTrack:
     grow_run: int = 0
     edges: int = 0  # edge pixels of the band when it was read
     edges_run: int = 0  # consecutive samples whose edges changed by EDGES_CHANGED under a still mask
+    first: bool = False  # the last read was of the video's first frame (ReadReason.FIRST)
 
 
 class BandChangeDetector:
@@ -539,7 +540,12 @@ class BandChangeDetector:
         since = ts.seconds - track.last_read_s
         if since < opts.min_read_gap_s:
             return
-        if track.grow_run >= opts.confirm and track.grow_ts is not None:
+        if track.first:
+            # The very first frame's read may have caught the text mid-fade (a video cut from a longer one):
+            # read it again once it held, as any new text is.
+            assert self._segment is not None
+            yield from self._read(ts, self._segment.start, ReadReason.NEW)
+        elif track.grow_run >= opts.confirm and track.grow_ts is not None:
             yield from self._read(ts, track.grow_ts, ReadReason.GROW)
         elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
@@ -586,7 +592,7 @@ class BandChangeDetector:
     def _read(self, ts: Timestamp, split_at: Timestamp, reason: ReadReason) -> Iterator[DetectorEvent]:
         seg = self._segment
         assert seg is not None
-        self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges)
+        self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges, first=reason is ReadReason.FIRST)
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown)
