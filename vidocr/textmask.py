@@ -367,15 +367,22 @@ def _thin_rows(
         x, y, w, h, area = (int(v) for v in stats[i])
         if h < 4 * min_height or area < 4 * h or _candidate(w, h, area, min_height, max_height):
             continue  # only components rejected as a whole are cut: a kept one is left as it is
-        rows = np.count_nonzero(labels[y : y + h, x : x + w] == i, axis=1)
+        own = labels[y : y + h, x : x + w] == i
+        rows = np.count_nonzero(own, axis=1)
         thin = rows < max(3, THIN_ROW * int(rows.max()))
-        if np.count_nonzero(thin) <= THIN_SHARE * h:
-            continue
+        if np.count_nonzero(thin) <= THIN_SHARE * h or _longest_run(~thin) < min_height:
+            continue  # mostly full rows, or no part tall enough to be a glyph (a hollow frame): nothing to gain
         if clear is None:
             clear = np.zeros(labels.shape, np.uint8)
-        box = clear[y : y + h, x : x + w]
-        box[thin] |= (labels[y : y + h, x : x + w][thin] == i).view(np.uint8)
+        clear[y : y + h, x : x + w][thin] |= own[thin].view(np.uint8)
     return clear
+
+
+def _longest_run(flags: np.ndarray) -> int:
+    """The length of the longest run of True in a 1-D bool array."""
+    padded = np.concatenate(([0], flags.view(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(padded))
+    return int((edges[1::2] - edges[::2]).max()) if edges.size else 0
 
 
 def _glyph_like(stat: np.ndarray, min_height: int) -> bool:
