@@ -216,7 +216,7 @@ def test_small_text_without_outline_over_a_light_picture_is_seen(tmp_path: Path,
     """Seen on the real Russian clip: white capitals 12 px high at 720p without an outline, one cue over a light
     picture (a neck), the others over darker ones. At the usual half-resolution analysis their one-pixel strokes
     average with the picture and the text mask holds none of that cue's glyphs: it had no cue. The zone's text is
-    small, so it is masked at full resolution (vidocr.textmask.SMALL_TEXT)."""
+    small, so it is masked at full resolution (vidocr.textmask.SMALL_TEXT_PX)."""
     import cv2
     import numpy as np
 

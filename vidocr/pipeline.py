@@ -298,8 +298,9 @@ class _Zone:
         self.script = script or ScriptKeeper(options.script)
         self.name = region.name
         self.box = box = region.box
-        # Small text is masked at full resolution, where its thin strokes keep their contrast (see SMALL_TEXT).
-        self.scale = scale = 1.0 if region.small else analysis_scale(box.w)
+        # Small text is masked at twice the resolution, where its thin strokes keep their contrast (SMALL_TEXT_PX).
+        scale = analysis_scale(box.w)
+        self.scale = scale = min(1.0, 2 * scale) if region.small else scale
         self.rim_step = SMALL_RIM_STEP if region.small else RIM_STEP
         core = None
         if region.core is not None:

@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
-from vidocr.textmask import SMALL_TEXT, Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
+from vidocr.textmask import SMALL_TEXT_PX, Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
 from vidocr.types import Box, OcrResult
 from vidocr.video import VideoSource
 
@@ -55,8 +55,8 @@ class Region:
     static: tuple[Box, ...] = ()
     #: Masks are made from colour brightness, max(R, G, B), instead of luma (see ``_survey``).
     colour: bool = False
-    #: The subtitle lines seen are small text (at most SMALL_TEXT of the frame's height, vidocr.textmask): the
-    #: zone is masked at full resolution with a lower rim step (see vidocr.pipeline).
+    #: The subtitle rows seen are small text (at most SMALL_TEXT_PX analysis pixels high, vidocr.textmask): the
+    #: zone is masked at twice the analysis resolution with a lower rim step (see vidocr.pipeline).
     small: bool = False
 
 
@@ -578,6 +578,7 @@ def _zone(
     name: str | None = None,
 ) -> Region:
     lo, hi = run
+    small = hi - lo <= SMALL_TEXT_PX  # before the pads below
     rows = round(height * scale)
     line_h = _line_height(run, found) or hi - lo
     core = (int(lo / scale), int(np.ceil(hi / scale)))
@@ -599,7 +600,6 @@ def _zone(
         y0 = max(0, y0 - grow // 2)
         y1 = min(height, y0 + min_h)
     box = Box(0, y0, width, y1 - y0)
-    small = core[1] - core[0] <= SMALL_TEXT * height
     return Region(box, "auto", int(line_h / scale), samples, core, name, _inside(static, box), small=small)
 
 

@@ -30,11 +30,11 @@ BRIGHT_MIN = 140
 #: measures an OCR line's glyphs within a radius set by its height). Outlined or shadowed subtitles give 150-220;
 #: anti-aliasing and downscaling keep them above ~80.
 RIM_STEP = 60
-#: Subtitle lines at most this share of the frame's height (12 px at 720p) are small text: their zone is masked
-#: at full resolution, where their one-pixel strokes keep their contrast, and with SMALL_RIM_STEP (see
-#: vidocr.pipeline). Halving the resolution averages a 1-px stroke with its surround: white capitals 12 px
-#: high without an outline over a light picture step ~70 at full resolution, ~30 at half.
-SMALL_TEXT = 0.02
+#: Subtitle rows at most this many analysis pixels high (12-16 px at 720p and 1080p) are small text: their zone is
+#: masked at twice the analysis resolution (full resolution up to 1080p), where their one-pixel strokes keep their
+#: contrast, and with SMALL_RIM_STEP (see vidocr.pipeline). Downscaling averages a 1-px stroke with its surround:
+#: white capitals 12 px high without an outline over a light picture step ~70 at full resolution, ~30 at half.
+SMALL_TEXT_PX = 8
 SMALL_RIM_STEP = 45
 
 _KERNEL5 = np.ones((5, 5), np.uint8)

@@ -180,7 +180,7 @@ class Cue:
 @dataclass(frozen=True)
 class ZoneStats:
     """A subtitle zone as a run reports it: its name, band, how it was found, its static text, its kind of mask
-    (``colour``), and whether its text is small (masked at full resolution: vidocr.textmask.SMALL_TEXT)."""
+    (``colour``), and whether its text is small (masked at twice the resolution: vidocr.textmask.SMALL_TEXT_PX)."""
 
     name: str
     box: Box
