@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pytest
 from support.metrics import evaluate, normalize
 from support.synth import SynthCue, SynthSpec, TruthCue, read_srt, render_video
@@ -318,3 +319,18 @@ def test_a_second_line_below_the_band_is_read_whole(tmp_path: Path, rapid_engine
     band = stats["zones"][0]["box"]
     assert band[1] + band[3] < 140  # the band does end inside the two-line subtitle's lower line
     assert [(c.text, c.start_ms, c.end_ms) for c in got] == [(t.text, t.start_ms, t.end_ms) for t in truth]
+
+
+def test_a_small_text_zone_is_masked_at_twice_the_analysis_resolution() -> None:
+    # Full resolution up to 1080p; at 4K half resolution (4x the usual masking cost, not 16x).
+    from vidocr.pipeline import _Zone
+    from vidocr.region import Region
+    from vidocr.textmask import RIM_STEP, SMALL_RIM_STEP
+    from vidocr.types import Box
+
+    for width, small, scale, rim in ((1280, False, 0.5, RIM_STEP), (1280, True, 1.0, SMALL_RIM_STEP),
+                                     (1920, True, 1.0, SMALL_RIM_STEP), (3840, True, 0.5, SMALL_RIM_STEP),
+                                     (640, True, 1.0, SMALL_RIM_STEP)):
+        zone = _Zone(Region(Box(0, 600, width, 80), "auto", 12, 48, (620, 640), small=small), ExtractOptions(), 25.0)
+        assert (zone.scale, zone.rim_step) == (scale, rim), width
+        assert zone.edges(np.zeros((700, width), np.uint8), None).shape == (round(80 * scale), round(width * scale))
