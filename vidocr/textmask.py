@@ -30,9 +30,9 @@ BRIGHT_MIN = 140
 #: measures an OCR line's glyphs within a radius set by its height). Outlined or shadowed subtitles give 150-220;
 #: anti-aliasing and downscaling keep them above ~80.
 RIM_STEP = 60
-#: Subtitle rows at most this many analysis pixels high (12-16 px at 720p and 1080p) are small text: their zone is
-#: masked at twice the analysis resolution (full resolution up to 1080p), where their one-pixel strokes keep their
-#: contrast, and with SMALL_RIM_STEP (see vidocr.pipeline). Downscaling averages a 1-px stroke with its surround:
+#: Subtitle rows at most this many analysis pixels high (16 px at 720p and 1080p, 32 at 4K) are small text: their
+#: zone is masked at twice the analysis resolution (full resolution up to 1080p), where their one-pixel strokes keep
+#: their contrast, and with SMALL_RIM_STEP (see vidocr.pipeline). Downscaling averages a 1-px stroke with its surround:
 #: white capitals 12 px high without an outline over a light picture step ~70 at full resolution, ~30 at half.
 SMALL_TEXT_PX = 8
 SMALL_RIM_STEP = 45
@@ -256,6 +256,8 @@ def text_lines(
     glyph-sized components of similar height whose vertical centres agree and whose gaps are at
     most about two glyph heights, or a single wide component (a word whose letters touch through
     their outline). Texture gives components too, but rarely this regular; OCR has the last word.
+    With ``cut_glued``, components rejected whole are first cut at their thin rows (:func:`_thin_rows`:
+    a subtitle glued to a sign's frame); the change detector asks for it, the zone finder does not.
     """
     height = edges.shape[0]
     max_height = max(min_height + 1, int(max_height or height * 0.9))
