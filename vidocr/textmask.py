@@ -275,16 +275,14 @@ def text_lines(
     cells = ((closed.shape[0] + 1) // 2) * ((closed.shape[1] + 1) // 2)
     ltype = cv2.CV_16U if cells < 65535 else cv2.CV_32S
     count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8, ltype=ltype)
-    thin = _thin_rows(labels, stats, count, min_height, max_height) if cut_glued else None
+    glyphs = _candidates(stats, min_height, max_height)
+    thin = _thin_rows(labels, stats, glyphs, min_height) if cut_glued else None
     if thin is not None:
         # Components glued by a thin line (a sign's frame touching a subtitle) are cut apart there.
         closed = cv2.bitwise_and(closed, 1 - thin)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8, ltype=ltype)
-    cands = []
-    for i in range(1, count):
-        x, y, w, h, area = (int(v) for v in stats[i])
-        if _candidate(w, h, area, min_height, max_height):
-            cands.append((x, y, w, h, i))
+        glyphs = _candidates(stats, min_height, max_height)
+    cands = [(*(int(v) for v in stats[i, :4]), int(i)) for i in np.flatnonzero(glyphs)]
     if not cands:
         return np.zeros_like(edges), []
     cands.sort(key=lambda c: c[0])
@@ -335,15 +333,16 @@ def text_lines(
     return mask, lines
 
 
-def _candidate(w: int, h: int, area: int, min_height: int, max_height: int) -> bool:
-    """Whether a component of this box and pixel count may be a glyph (or glyphs merged into one)."""
-    if h < min_height or h > max_height:
-        return False
-    # Hollow shapes (edges of a flat object) and thin vertical strokes (poles, legs, frame
-    # edges) are not glyphs; dense blobs are: glyphs merge into one at low resolution.
-    if area < 0.2 * w * h or w < 0.2 * h:
-        return False
-    return w <= 40 * h  # longer: straight edges (horizon, frame borders)
+def _candidates(stats: np.ndarray, min_height: int, max_height: int) -> np.ndarray:
+    """Which components (rows of connectedComponentsWithStats' ``stats``; the background's is never one) may be a
+    glyph, or glyphs merged into one (bool)."""
+    w, h, area = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
+    # Hollow shapes (edges of a flat object) and thin vertical strokes (poles, legs, frame edges) are not
+    # glyphs; dense blobs are: glyphs merge into one at low resolution. Longer than 40 heights: straight
+    # edges (horizon, frame borders).
+    ok: np.ndarray = (h >= min_height) & (h <= max_height) & (area >= 0.2 * w * h) & (w >= 0.2 * h) & (w <= 40 * h)
+    ok[0] = False
+    return ok
 
 
 #: A component's row holding fewer of its pixels than THIN_ROW of its fullest row is "thin": only lines
@@ -353,22 +352,22 @@ THIN_ROW = 0.1
 THIN_SHARE = 0.4
 
 
-def _thin_rows(
-    labels: np.ndarray, stats: np.ndarray, count: int, min_height: int, max_height: int
-) -> np.ndarray | None:
+def _thin_rows(labels: np.ndarray, stats: np.ndarray, glyphs: np.ndarray, min_height: int) -> np.ndarray | None:
     """The pixels to clear (uint8 0/1, None when none) to cut apart components glued by thin lines.
 
     A subtitle touching a sign's frame or a pole makes one component with the frame: taller than a
     line, hollow, and rejected with the subtitle inside it. Its rows tell the parts apart: the
     subtitle's rows are full of edges, the frame's only crossed by its sides. A component that is
     thin in more than THIN_SHARE of its rows loses its pixels in those rows; what is left is tested
-    as components of its own. Glyphs and words are full in most rows and stay whole.
+    as components of its own. Glyphs and words are full in most rows and stay whole. ``glyphs``: the
+    components kept as they are (:func:`_candidates`); only the others, rejected whole, are cut.
     """
     clear: np.ndarray | None = None
-    for i in range(1, count):
-        x, y, w, h, area = (int(v) for v in stats[i])
-        if h < 4 * min_height or area < 4 * h or _candidate(w, h, area, min_height, max_height):
-            continue  # only components rejected as a whole are cut: a kept one is left as it is
+    heights, areas = stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
+    tall = (heights >= 4 * min_height) & (areas >= 4 * heights) & ~glyphs
+    tall[0] = False
+    for i in np.flatnonzero(tall):
+        x, y, w, h = (int(v) for v in stats[i, :4])
         own = labels[y : y + h, x : x + w] == i
         rows = np.count_nonzero(own, axis=1)
         thin = rows < max(3, THIN_ROW * int(rows.max()))
