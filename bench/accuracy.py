@@ -157,9 +157,9 @@ def shift_zone_samples(phase: float) -> None:
         raise SystemExit("--zone-phase must be at least 0 and under 1")
     stamps, decoded = VideoSource._nth_stamps, VideoSource._nth_decoded
 
-    def nth_stamps(self: Any, step: int, start: Any, end: Any, origin: int) -> set[int] | None:
+    def nth_stamps(self: Any, step: int, start: Any, end: Any, origin: int) -> tuple[list[int], list[int]] | None:
         every = stamps(self, 1, start, end, origin)
-        return None if every is None else set(sorted(every)[round(phase * step) % step :: step])
+        return None if every is None else (every[0][round(phase * step) % step :: step], every[1])
 
     def nth_decoded(self: Any, step: int, start: Any, end: Any) -> Any:
         first = round(phase * step) % step

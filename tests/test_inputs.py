@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import threading
 from pathlib import Path
 
 import av
@@ -288,6 +289,50 @@ def test_stream_option_chooses_the_video_stream(tmp_path: Path, small_video: Pat
     assert "--stream must be a number from 0 to 65535" in capsys.readouterr().err
 
 
+def _open_gop(path: Path, frames: int = 300) -> Path:
+    """A 320x240 H.264 clip with open GOPs (I-frames that B-frames before them in display order refer across)
+    and a keyframe every 40 frames; each frame's picture differs (a moving bar over noise)."""
+    rng = np.random.default_rng(5)
+    noise = rng.integers(0, 255, (240, 320, 3), dtype=np.uint8)
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=25)
+        stream.width, stream.height, stream.pix_fmt = 320, 240, "yuv420p"
+        stream.options = {"x264-params": "open-gop=1:keyint=40:min-keyint=40:bframes=3:scenecut=0"}
+        for i in range(frames):
+            image = noise.copy()
+            image[:, (i * 3) % 300 : (i * 3) % 300 + 20] = 255
+            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    return path
+
+
+@pytest.mark.parametrize("name", ["zh.mp4", "open-gop.mp4", "open-gop.mkv"])
+def test_sampling_decoded_in_parts_at_once_gives_the_frames_of_a_full_decode(
+    name: str, samples: Path, tmp_path: Path
+) -> None:
+    # The zone finder's samples of a short file decoded by several threads, each from a keyframe to the
+    # next part's: the same pictures, in the same order, as one pass; open GOPs too (the frames shown before a
+    # keyframe but decoded after it belong to the part before it, which decodes past the keyframe for them).
+    path = samples / name if name == "zh.mp4" else _open_gop(tmp_path / name)
+    threads: set[str] = set()
+
+    def convert(frame: object) -> tuple[int, np.ndarray]:
+        threads.add(threading.current_thread().name)
+        return frame.ts.pts, frame.luma().copy()  # type: ignore[attr-defined]
+
+    for start, end in ((None, None), (3.0, 9.5)):
+        with VideoSource(path) as src:
+            want = [(f.ts.pts, f.luma().copy()) for f in list(src.frames(start, end))[::7]]
+            for parts in (1, 2, 4):
+                threads.clear()
+                got = src.map_every_nth(7, convert, start, end, threads=parts)
+                assert [t for t, _ in got] == [t for t, _ in want], parts
+                assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got, want, strict=True)), parts
+                assert len(threads) == parts if start is None else len(threads) >= min(parts, 2)
+
+
 def test_a_picture_size_change_mid_stream_is_scaled_to_the_stream_size(tmp_path: Path, rapid_engine: object) -> None:
     # A broadcast switching from HD to SD (or a damaged header): later stages assume one frame size.
     first = tmp_path / "hd.ts"
@@ -324,7 +369,7 @@ def test_every_nth_frame_gives_the_frames_of_a_full_decode_decoding_fewer(
 
     class Counted:  # a packet that counts the pictures its decoding gives
         def __init__(self, packet: av.Packet) -> None:
-            self.packet, self.pts, self.size = packet, packet.pts, packet.size
+            self.packet, self.pts, self.size, self.is_keyframe = packet, packet.pts, packet.size, packet.is_keyframe
 
         def decode(self) -> list[av.VideoFrame]:
             frames = self.packet.decode()

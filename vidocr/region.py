@@ -19,6 +19,7 @@ of its own. Its scoring weights are the fields of :class:`ZoneWeights`.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -689,6 +690,10 @@ def _strongest_run(votes: np.ndarray, line_h: int, weights: ZoneWeights = _WEIGH
 #: MIN_KEYFRAMES distinct frames.
 SEEK_MIN_SPAN_S = 15.0
 MIN_KEYFRAMES = 12
+#: Sampling decodes that run at once (parts of the range cut at keyframes), up to two per core: the parts'
+#: decoding costs differ (motion, the frames between a part's keyframe and its first sample), so more, smaller
+#: parts finish closer together.
+SAMPLE_THREADS = 4
 
 
 def _pair(luma: np.ndarray, chroma: Chroma | None, scale: float) -> tuple[np.ndarray, Chroma | None]:
@@ -724,5 +729,6 @@ def _sample_images(source: VideoSource, start: float | None, end: float | None, 
             yield from found
             return
     step = max(1, int(span * fps / samples)) if span else 1
-    for frame in source.every_nth(step, start, end):
-        yield _pair(frame.luma(), frame.chroma(), scale)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    threads = min(SAMPLE_THREADS, 2 * cores)
+    yield from source.map_every_nth(step, lambda frame: _pair(frame.luma(), frame.chroma(), scale), start, end, threads)

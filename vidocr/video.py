@@ -14,11 +14,12 @@ import logging
 import os
 import stat
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import av
 import cv2
@@ -43,6 +44,33 @@ _JUMP_FORWARD_S = 5.0
 _GLITCH_FRAMES = 8
 # Sources open now, by absolute path: a second source on the same file (the zone finder's own decoder)
 # reads the same stream and leaves the warnings to the first.
+T = TypeVar("T")
+
+
+class _SeekFailed(Exception):
+    """A sampling pass could not seek where it had to start."""
+
+
+def _split_at_keys(wanted: list[int], keys: list[int], parts: int) -> list[tuple[int | None, list[int]]]:
+    """``wanted`` (sorted timestamps) cut at up to ``parts - 1`` of the ``keys`` (sorted keyframe timestamps) into
+    runs of about as many: (the keyframe a run starts at, None for the first; its timestamps). A frame shown
+    before a keyframe but decoded after it (an open GOP's leading B-frames) stays with the run before, whose
+    decoding goes on past the keyframe until it has all its frames."""
+    cuts: list[int] = []
+    for k in range(1, parts if wanted else 0):
+        target = wanted[len(wanted) * k // parts]
+        usable = [key for key in keys if (cuts[-1] if cuts else wanted[0]) < key <= wanted[-1]]
+        if usable:
+            cuts.append(min(usable, key=lambda key: abs(key - target)))
+    out: list[tuple[int | None, list[int]]] = []
+    bounds = [None, *cuts, None]
+    for first, after in zip(bounds, bounds[1:], strict=False):
+        run = [t for t in wanted if (first is None or t >= first) and (after is None or t < after)]
+        if run:
+            out.append((first, run))
+    return out
+
+
 _OPEN: weakref.WeakValueDictionary[str, VideoSource] = weakref.WeakValueDictionary()
 
 
@@ -370,48 +398,88 @@ class VideoSource:
         to a half of a typical H.264 stream's decoding). A first pass reads the packets' timestamps alone, without
         decoding, to know which frames those are. Uses its own containers; a file whose clock :meth:`frames` has
         to mend (MPEG-TS, packets without timestamps) is decoded through with it instead."""
-        tb = self._facts.time_base
-        origin = self._facts.start_pts
-        if step <= 1 or origin is None or self._container.format.flags & _AVFMT_TS_DISCONT:
+        plan = self._nth_plan(step, start, end)
+        if plan is None:
             yield from self._nth_decoded(step, start, end)
             return
-        try:
-            wanted = self._nth_stamps(step, start, end, origin)
-        except Exception as exc:  # noqa: BLE001 - a file the timestamp pass cannot read is decoded through
-            log.debug("%s: timestamp pass failed (%s); decoding through", self.path, _why(exc))
-            wanted = None
-        if wanted is None:
-            yield from self._nth_decoded(step, start, end)
-            return
-        index = 0
-        stop = end + 1.0 if end is not None else None  # past the range by more than any reordering delay
         counted = self.rescaled_frames  # the pipeline's count is of its own pass
         try:
-            with self._open() as container:
-                try:
-                    stream = self._seek_to(container, start, origin)
-                except Exception:  # noqa: BLE001 - it did not fail in the timestamp pass; decode through then
-                    yield from self._nth_decoded(step, start, end)
-                    return
-                # Slice threads: the setting below changes per packet, and frame threads would decode ahead of it.
-                stream.thread_type = "SLICE"
-                context = stream.codec_context
-                for packet in _packets(container, stream, self.path):
-                    past = stop is not None and packet.pts is not None and (packet.pts - origin) * tb >= stop
-                    if past or not wanted:
-                        break
-                    context.skip_frame = "DEFAULT" if packet.pts in wanted else "NONREF"
-                    try:
-                        frames = packet.decode()
-                    except Exception:  # noqa: BLE001 - as in frames(): a broken packet is skipped
-                        continue
-                    for frame in frames:
-                        if frame.pts in wanted and (fitted := self._fit(frame)) is not None:
-                            wanted.discard(frame.pts)
-                            yield DecodedFrame(Timestamp(frame.pts - origin, tb), index, fitted, self.info.rotation)
-                            index += 1
+            yield from self._nth_part(set(plan[0]), start, None, end)
+        except _SeekFailed:  # it did not fail in the timestamp pass; decode through then
+            yield from self._nth_decoded(step, start, end)
         finally:
             self.rescaled_frames = counted
+
+    def map_every_nth(
+        self, step: int, convert: Callable[[DecodedFrame], T], start: float | None = None, end: float | None = None,
+        threads: int = 1,
+    ) -> list[T]:
+        """``convert`` of each frame :meth:`every_nth` gives, in its order. With ``threads`` > 1 the range is split
+        at keyframes into up to that many parts with about as many of the frames each, and the parts are decoded
+        at once, each by its own container and thread (FFmpeg decodes without holding the GIL); ``convert`` runs
+        in the part's thread, so only what it returns is held, never a part's decoded pictures."""
+        plan = self._nth_plan(step, start, end) if threads > 1 else None
+        parts = _split_at_keys(*plan, threads) if plan is not None else []
+        if len(parts) < 2:
+            return [convert(frame) for frame in self.every_nth(step, start, end)]
+        counted = self.rescaled_frames
+        try:
+            with ThreadPoolExecutor(len(parts), thread_name_prefix="vidocr-sample") as pool:
+                jobs = [pool.submit(lambda k, w: [convert(f) for f in self._nth_part(set(w), start, k, end)],
+                                    key, wanted) for key, wanted in parts]
+                return [item for job in jobs for item in job.result()]
+        except _SeekFailed:
+            return [convert(frame) for frame in self._nth_decoded(step, start, end)]
+        finally:
+            self.rescaled_frames = counted
+
+    def _nth_plan(self, step: int, start: float | None, end: float | None) -> tuple[list[int], list[int]] | None:
+        """The timestamps of the frames :meth:`every_nth` wants and of the range's keyframes, both sorted; None
+        when the file is to be decoded through instead."""
+        origin = self._facts.start_pts
+        if step <= 1 or origin is None or self._container.format.flags & _AVFMT_TS_DISCONT:
+            return None
+        try:
+            return self._nth_stamps(step, start, end, origin)
+        except Exception as exc:  # noqa: BLE001 - a file the timestamp pass cannot read is decoded through
+            log.debug("%s: timestamp pass failed (%s); decoding through", self.path, _why(exc))
+            return None
+
+    def _nth_part(self, wanted: set[int], start: float | None, key: int | None, end: float | None
+                  ) -> Iterator[DecodedFrame]:
+        """The frames whose timestamps are in ``wanted`` (emptied as they come), decoded from ``key`` (a keyframe's
+        timestamp) or else from the keyframe at or before ``start``, skipping the unwanted frames nobody refers
+        to; raises _SeekFailed if the seek does."""
+        tb = self._facts.time_base
+        origin = self._facts.start_pts or 0
+        index = 0
+        stop = end + 1.0 if end is not None else None  # past the range by more than any reordering delay
+        with self._open() as container:
+            try:
+                if key is None:
+                    stream = self._seek_to(container, start, origin)
+                else:
+                    stream = container.streams[self._facts.index]
+                    container.seek(key, stream=stream, backward=True, any_frame=False)
+            except Exception as exc:  # noqa: BLE001
+                raise _SeekFailed from exc
+            # Slice threads: the setting below changes per packet, and frame threads would decode ahead of it.
+            stream.thread_type = "SLICE"
+            context = stream.codec_context
+            for packet in _packets(container, stream, self.path):
+                past = stop is not None and packet.pts is not None and (packet.pts - origin) * tb >= stop
+                if past or not wanted:
+                    break
+                context.skip_frame = "DEFAULT" if packet.pts in wanted else "NONREF"
+                try:
+                    frames = packet.decode()
+                except Exception:  # noqa: BLE001 - as in frames(): a broken packet is skipped
+                    continue
+                for frame in frames:
+                    if frame.pts in wanted and (fitted := self._fit(frame)) is not None:
+                        wanted.discard(frame.pts)
+                        yield DecodedFrame(Timestamp(frame.pts - origin, tb), index, fitted, self.info.rotation)
+                        index += 1
 
     def _nth_decoded(self, step: int, start: float | None, end: float | None) -> Iterator[DecodedFrame]:
         with VideoSource(self.path, self._facts.index) as clip:
@@ -419,11 +487,12 @@ class VideoSource:
                 if frame.index % step == 0:
                     yield frame
 
-    def _nth_stamps(self, step: int, start: float | None, end: float | None, origin: int) -> set[int] | None:
-        """The timestamps of every ``step``-th frame in the range, in presentation order, from the packets alone;
-        None when a packet has no timestamp."""
+    def _nth_stamps(self, step: int, start: float | None, end: float | None, origin: int
+                    ) -> tuple[list[int], list[int]] | None:
+        """The timestamps of every ``step``-th frame in the range, in presentation order, and of the range's
+        keyframes, from the packets alone; None when a packet has no timestamp."""
         tb = self._facts.time_base
-        stamps = set()
+        stamps, keys = set(), set()
         with self._open() as container:
             stream = self._seek_to(container, start, origin)
             for packet in container.demux(stream):
@@ -434,7 +503,9 @@ class VideoSource:
                 rel = (packet.pts - origin) * tb
                 if (start is None or rel >= start - 1e-9) and (end is None or rel < end):
                     stamps.add(packet.pts)
-        return set(sorted(stamps)[::step])
+                    if packet.is_keyframe:
+                        keys.add(packet.pts)
+        return sorted(stamps)[::step], sorted(keys)
 
     def _seek_to(self, container: Any, start: float | None, origin: int) -> Any:
         """``container``'s video stream, sought to the keyframe at or before ``start`` (relative seconds; ``origin``:
