@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -296,13 +296,12 @@ def _overlapping(boxes: Sequence[Box], band: Box) -> tuple[Box, ...]:
 Sampled = list[tuple[np.ndarray, list[TextLine]]]
 
 
-def _survey(
-    pairs: list[tuple[np.ndarray, Chroma | None]], weights: ZoneWeights = _WEIGHTS
-) -> tuple[list[np.ndarray], Sampled, bool]:
+def _survey(samples: list[_Sample], weights: ZoneWeights = _WEIGHTS) -> tuple[list[np.ndarray], Sampled, bool]:
     """The analysis images to use, their text masks and lines, and whether they are colour images
     (see LUMA_SHARE_MIN; compared on COLOUR_PROBES of the samples)."""
-    lumas = [luma for luma, _ in pairs]
-    sampled = [_sample_mask(luma, 1.0) for luma in lumas]
+    lumas = [luma for luma, _, _ in samples]
+    sampled = [mask for _, _, mask in samples]
+    pairs = [(luma, chroma) for luma, chroma, _ in samples]
     spread = np.linspace(0, len(pairs) - 1, min(len(pairs), COLOUR_PROBES)).round().astype(int)
     probes = [int(i) for i in dict.fromkeys(spread.tolist()) if pairs[i][1] is not None]
     in_colour = [_sample_mask(analysis_image(*pairs[i], None, 1.0), 1.0) for i in probes]
@@ -696,22 +695,31 @@ MIN_KEYFRAMES = 12
 SAMPLE_THREADS = 4
 
 
-def _pair(luma: np.ndarray, chroma: Chroma | None, scale: float) -> tuple[np.ndarray, Chroma | None]:
+#: A sample: a frame's luma analysis image, its U, V planes at the same size, and the image's text mask and lines.
+_Sample = tuple[np.ndarray, Chroma | None, tuple[np.ndarray, list[TextLine]]]
+
+
+def _sample(luma: np.ndarray, chroma: Chroma | None, scale: float) -> _Sample:
     """A frame's luma analysis image and its U, V planes at the same size (copies: the decoder reuses
-    its frames). Colour images are made from them only when needed (see _survey)."""
+    its frames), and the image's text mask and lines (made here, in the thread that decoded the frame).
+    Colour images are made from the planes only when needed (see _survey)."""
     small = analysis_image(luma, None, None, scale)
     if small.base is not None:
         small = small.copy()
+    mask = _sample_mask(small, 1.0)
     if chroma is None:
-        return small, None
+        return small, None, mask
     size = (small.shape[1], small.shape[0])
     u, v = (cv2.resize(plane, size, interpolation=cv2.INTER_AREA) for plane in chroma)
-    return small, (u, v)
+    return small, (u, v), mask
 
 
-def _sample_images(source: VideoSource, start: float | None, end: float | None, samples: int, scale: float = 1.0):  # type: ignore[no-untyped-def]
+def _sample_images(
+    source: VideoSource, start: float | None, end: float | None, samples: int, scale: float = 1.0
+) -> Iterator[_Sample]:
     """Luma analysis images (:func:`~vidocr.textmask.analysis_image`, at ``scale``) of about ``samples``
-    frames spread over the range, from a separate decoder, each with its chroma planes (see _pair)."""
+    frames spread over the range, from a separate decoder, each with its chroma planes and text mask (see
+    _sample)."""
     info = source.info
     t0 = start or 0.0
     t1 = end if end is not None else (info.duration_s or 0.0)
@@ -724,11 +732,13 @@ def _sample_images(source: VideoSource, start: float | None, end: float | None, 
         for frame in source.keyframes_near(times):
             if frame.ts.pts not in seen:
                 seen.add(frame.ts.pts)
-                found.append(_pair(frame.luma(), frame.chroma(), scale))
+                found.append(_sample(frame.luma(), frame.chroma(), scale))
         if len(found) >= min(MIN_KEYFRAMES, samples):
             yield from found
             return
     step = max(1, int(span * fps / samples)) if span else 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     threads = min(SAMPLE_THREADS, 2 * cores)
-    yield from source.map_every_nth(step, lambda frame: _pair(frame.luma(), frame.chroma(), scale), start, end, threads)
+    yield from source.map_every_nth(
+        step, lambda frame: _sample(frame.luma(), frame.chroma(), scale), start, end, threads
+    )
