@@ -333,6 +333,29 @@ def test_sampling_decoded_in_parts_at_once_gives_the_frames_of_a_full_decode(
                 assert len(threads) == parts if start is None else len(threads) >= min(parts, 2)
 
 
+def test_keyframes_sought_in_runs_at_once_are_those_of_one_pass(tmp_path: Path) -> None:
+    # The zone finder's samples of a long file: seeks cut into runs, each run by its own thread and container,
+    # give the keyframes one pass gives, in order (a run may land once more on the keyframe the run before
+    # it ended on: each keyframe is kept once).
+    path = _open_gop(tmp_path / "keys.mp4")
+    times = [12.0 * (k + 0.5) / 30 for k in range(30)]
+    with VideoSource(path) as src:
+        want = list({f.ts.pts: f.luma().copy() for f in src.keyframes_near(times)}.items())
+        assert len(want) == 8
+        threads: set[str] = set()
+
+        def convert(frame: object) -> tuple[int, np.ndarray]:
+            threads.add(threading.current_thread().name)
+            return frame.ts.pts, frame.luma().copy()  # type: ignore[attr-defined]
+
+        for runs in (1, 2, 4):
+            threads.clear()
+            got = list(dict(src.map_keyframes_near(times, convert, threads=runs)).items())
+            assert [t for t, _ in got] == [t for t, _ in want], runs
+            assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got, want, strict=True)), runs
+            assert len(threads) == runs
+
+
 def test_a_picture_size_change_mid_stream_is_scaled_to_the_stream_size(tmp_path: Path, rapid_engine: object) -> None:
     # A broadcast switching from HD to SD (or a damaged header): later stages assume one frame size.
     first = tmp_path / "hd.ts"

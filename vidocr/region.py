@@ -30,7 +30,7 @@ import numpy as np
 from vidocr.errors import ConfigError
 from vidocr.textmask import SMALL_TEXT_PX, Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
 from vidocr.types import Box, OcrResult
-from vidocr.video import VideoSource
+from vidocr.video import DecodedFrame, VideoSource
 
 if TYPE_CHECKING:
     from vidocr.engines.ppocr import PpOcr
@@ -725,20 +725,17 @@ def _sample_images(
     t1 = end if end is not None else (info.duration_s or 0.0)
     span = max(0.0, t1 - t0)
     fps = info.fps or 25.0
-    if span > SEEK_MIN_SPAN_S:
-        seen: set[int] = set()
-        found = []
-        times = [t0 + span * (k + 0.5) / samples for k in range(samples)]
-        for frame in source.keyframes_near(times):
-            if frame.ts.pts not in seen:
-                seen.add(frame.ts.pts)
-                found.append(_sample(frame.luma(), frame.chroma(), scale))
-        if len(found) >= min(MIN_KEYFRAMES, samples):
-            yield from found
-            return
-    step = max(1, int(span * fps / samples)) if span else 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     threads = min(SAMPLE_THREADS, 2 * cores)
-    yield from source.map_every_nth(
-        step, lambda frame: _sample(frame.luma(), frame.chroma(), scale), start, end, threads
-    )
+
+    def sample(frame: DecodedFrame) -> tuple[int, _Sample]:
+        return frame.ts.pts, _sample(frame.luma(), frame.chroma(), scale)
+
+    if span > SEEK_MIN_SPAN_S:
+        times = [t0 + span * (k + 0.5) / samples for k in range(samples)]
+        found = dict(source.map_keyframes_near(times, sample, threads))  # in order, each keyframe once
+        if len(found) >= min(MIN_KEYFRAMES, samples):
+            yield from found.values()
+            return
+    step = max(1, int(span * fps / samples)) if span else 1
+    yield from (image for _, image in source.map_every_nth(step, sample, start, end, threads))

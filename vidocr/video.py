@@ -556,8 +556,9 @@ class VideoSource:
             return False
         return size % 188 != 0 and size % 192 != 0 and size % 204 != 0
 
-    def keyframes_near(self, times: list[float]) -> Iterator[DecodedFrame]:
-        """For each time (relative seconds), the first frame decodable after seeking there.
+    def keyframes_near(self, times: list[float], first: int = 0) -> Iterator[DecodedFrame]:
+        """For each time (relative seconds), the first frame decodable after seeking there (numbered from
+        ``first``); a seek landing on the keyframe the one before it landed on gives nothing.
 
         A cheap way to look at many places in a long file: one keyframe decode per seek. Uses its
         own container, so it can run before or after :meth:`frames`.
@@ -583,10 +584,24 @@ class VideoSource:
                         frames = packet.decode()
                         if frames and (frame := self._fit(frames[0])) is not None:
                             pts = frame.pts if frame.pts is not None else origin
-                            yield DecodedFrame(Timestamp(pts - origin, stream_tb), i, frame, self.info.rotation)
+                            yield DecodedFrame(Timestamp(pts - origin, stream_tb), first + i, frame, self.info.rotation)
                             break
                 except Exception as exc:  # noqa: BLE001 - a seek that fails on a damaged file only gives fewer samples
                     log.debug("%s: seek to %.1fs failed: %s", self.path, t, exc)
+
+    def map_keyframes_near(self, times: list[float], convert: Callable[[DecodedFrame], T], threads: int = 1) -> list[T]:
+        """``convert`` of each frame :meth:`keyframes_near` gives, in its order. With ``threads`` > 1 the times are
+        cut into up to that many runs, sought and decoded at once, each by its own container and thread, where
+        ``convert`` runs too. A run may give the keyframe the run before it ended on once more."""
+        runs = [(k * len(times) // threads, times[k * len(times) // threads : (k + 1) * len(times) // threads])
+                for k in range(max(1, threads))]
+        runs = [(first, run) for first, run in runs if run]
+        if len(runs) < 2:
+            return [convert(frame) for frame in self.keyframes_near(times)]
+        with ThreadPoolExecutor(len(runs), thread_name_prefix="vidocr-sample") as pool:
+            jobs = [pool.submit(lambda r, f: [convert(frame) for frame in self.keyframes_near(r, f)], run, first)
+                    for first, run in runs]
+            return [item for job in jobs for item in job.result()]
 
     def frame_step(self) -> Timestamp:
         """Nominal duration of one frame (used to close the last cue)."""
