@@ -42,8 +42,8 @@ _JUMP_BACK_S = 0.5
 _JUMP_FORWARD_S = 5.0
 # A jump whose file clock comes back to where it was within this many frames was one damaged timestamp.
 _GLITCH_FRAMES = 8
-# Sources open now, by absolute path: a second source on the same file (the zone finder's own decoder)
-# reads the same stream and leaves the warnings to the first.
+
+#: What a sampling pass's ``convert`` makes of a frame.
 T = TypeVar("T")
 
 
@@ -71,6 +71,8 @@ def _split_at_keys(wanted: list[int], keys: list[int], parts: int) -> list[tuple
     return out
 
 
+# Sources open now, by absolute path: a second source on the same file (the zone finder's own decoder)
+# reads the same stream and leaves the warnings to the first.
 _OPEN: weakref.WeakValueDictionary[str, VideoSource] = weakref.WeakValueDictionary()
 
 
