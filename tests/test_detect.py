@@ -448,3 +448,27 @@ def test_text_on_the_first_frame_is_read_again_once_it_held() -> None:
              if isinstance(e, ReadRequest)]
     assert [(r.ts.pts, r.reason, r.split_at.pts) for r in reads] == [
         (0, ReadReason.FIRST, 0), (10, ReadReason.NEW, 0)], reads
+
+
+def test_a_subtitle_back_after_frames_without_its_glyphs_is_read_again_split_there() -> None:
+    # Seen on a 360p CJK clip (CRF 42, grain) of new seeds: three lines of nine glyphs in one place, 1 and 2 frames
+    # apart. Their masks are as alike (Dice 0.8) as one line's over two frames, so each blank gap looked like flicker
+    # and the next line like the first one back: one segment, and only periodic re-reads (whose differences are
+    # taken for OCR noise). A mask back after frames that lost its glyphs is read again, split where it came back.
+    scale = analysis_scale(WIDTH)
+    line = edge_mask(band("你昨天晚上去哪儿了", ellipse=False), scale)
+    blank = edge_mask(band(None, ellipse=False), scale)
+
+    def reads(frames: list[np.ndarray]) -> list[tuple[int, ReadReason, int]]:
+        det = BandChangeDetector(DetectOptions(), 25.0)
+        return [(e.ts.pts, e.reason, e.split_at.pts) for i, edges in enumerate(frames)
+                for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
+
+    gap = reads([line] * 30 + [blank] + [line] * 29)
+    back = [r for r in gap if r[1] is ReadReason.BACK]
+    assert len(back) == 1 and back[0][2] == 31 and back[0][0] <= 31 + 12, gap
+    # A line of picture detail changing beside the glyphs (they stay whole) is no gap.
+    busy = edge_mask(scene("你昨天晚上去哪儿了", blobs=3), scale)
+    still = reads([busy] * 30 + [edge_mask(scene("你昨天晚上去哪儿了"), scale)] + [busy] * 29)
+    assert not [r for r in still if r[1] is ReadReason.BACK], still
+    assert not [r for r in reads([line] * 60) if r[1] is ReadReason.BACK]

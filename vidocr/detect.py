@@ -112,6 +112,7 @@ class ReadReason(Enum):
     DRIFT = "drift"  # the mask drifted from the last read's for ``confirm`` samples
     RECHECK = "recheck"  # ``recheck_s`` passed: a vote, and a guard against changes the masks missed
     UNSEEN = "unseen"  # the band's edges changed by a lot under a mask that held still (see STILL_MASK)
+    BACK = "back"  # the shown subtitle's mask came back after frames without its glyphs (a gap, or flicker)
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,11 @@ class _ReadTrack:
     edges: int = 0  # edge pixels of the band when it was read
     edges_run: int = 0  # consecutive samples whose edges changed by EDGES_CHANGED under a still mask
     first: bool = False  # the last read was of the video's first frame (ReadReason.FIRST)
+    #: The first frame of the shown subtitle's mask back after frames that had lost its glyphs, and the samples
+    #: since: a gap between two subtitles whose masks are too alike to tell apart (the same number of glyphs in
+    #: the same place, at 360p: the masks of two lines of CJK differ by a few pixels), or flicker. Read again.
+    back_ts: Timestamp | None = None
+    back_run: int = 0
 
 
 class BandChangeDetector:
@@ -211,6 +217,8 @@ class BandChangeDetector:
         self._read_mask: np.ndarray | None = None  # the text mask of the latest read
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
+        #: The latest sample, since the shown subtitle was last seen whole, that had lost its glyphs.
+        self._gone: Timestamp | None = None
         #: Pixels of the shown subtitle's mask that have been there in every sample since it appeared:
         #: its glyphs, without the picture detail that passed by (see _step).
         self._glyphs: np.ndarray | None = None
@@ -298,6 +306,8 @@ class BandChangeDetector:
         seen = cv2.dilate(edges, _KERNEL3) if seg.has_text else None
         shown = overlap(self._glyph_set(seg.mask), seen) if seen is not None else 0.0  # share of its glyphs there
         held = sim < opts.same_threshold and shown >= GLYPHS_HELD
+        if seen is not None and shown < GLYPHS_HELD:
+            self._gone = ts
         if seen is not None:
             self._survive(seg.mask, edges, seen, shown)
             if sim < opts.same_threshold and self._survival(seg.mask) is True:
@@ -313,6 +323,11 @@ class BandChangeDetector:
             # are no text. Still this subtitle; a drift read checks it.
             sim = opts.same_threshold
         if sim >= opts.same_threshold:
+            gone = self._gone
+            if self._left_at is not None and gone is not None and gone.seconds >= self._left_at.seconds:
+                # Back after frames without its glyphs (not a line of picture detail that changed beside them).
+                self._track.back_ts = self._track.back_ts or self._back_at(gone, ts, mask)
+            self._gone = None
             self._pending = None
             self._left_at = None
             if seen is not None:
@@ -364,7 +379,7 @@ class BandChangeDetector:
                     gap, boundary = self._left_at, self._there_since(pend, self._left_at)
         if not seg.has_text and pend.lines:
             boundary = self._shown_since(boundary, self._core_glyphs(pend.mask, pend.lines), seg.start)
-        self._left_at = None
+        self._left_at = self._gone = None
         seg.end = gap or boundary
         yield SegmentEnded(seg, seg.end)
         index = seg.index + 1
@@ -537,6 +552,8 @@ class BandChangeDetector:
             track.edges_run += 1
         else:
             track.edges_run = 0
+        if track.back_ts is not None:
+            track.back_run += 1
         since = ts.seconds - track.last_read_s
         if since < opts.min_read_gap_s:
             return
@@ -547,6 +564,8 @@ class BandChangeDetector:
             yield from self._read(ts, self._segment.start, ReadReason.NEW)
         elif track.grow_run >= opts.confirm and track.grow_ts is not None:
             yield from self._read(ts, track.grow_ts, ReadReason.GROW)
+        elif track.back_run >= opts.confirm and track.back_ts is not None:
+            yield from self._read(ts, track.back_ts, ReadReason.BACK)
         elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
             yield from self._read(ts, self._change_point(track.last_read_s) or track.cut_ts, ReadReason.CUT)
@@ -596,6 +615,14 @@ class BandChangeDetector:
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown)
+
+    def _back_at(self, left: Timestamp, ts: Timestamp, mask: np.ndarray) -> Timestamp:
+        """The first frame after ``left`` (where the shown subtitle's glyphs went) that shows most of ``mask``
+        again: frames since the last sample, else ``ts``."""
+        for sample in self._between:
+            if sample.ts.seconds > left.seconds and overlap(mask, cv2.dilate(sample.edges, _KERNEL3)) >= 0.5:
+                return sample.ts
+        return ts
 
     def _refine_start(self, ts: Timestamp, old: np.ndarray, new: np.ndarray) -> Timestamp:
         """First frame since the last sample that looks more like the new state than the old one.
