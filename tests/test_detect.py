@@ -472,3 +472,31 @@ def test_a_subtitle_back_after_frames_without_its_glyphs_is_read_again_split_the
     still = reads([busy] * 30 + [edge_mask(scene("你昨天晚上去哪儿了"), scale)] + [busy] * 29)
     assert not [r for r in still if r[1] is ReadReason.BACK], still
     assert not [r for r in reads([line] * 60) if r[1] is ReadReason.BACK]
+
+
+def test_a_subtitle_back_after_a_gap_then_changed_by_the_picture_starts_where_it_came_back() -> None:
+    # The libass check set of new seeds (12_gaps): a 1-frame gap, the next line back in the first one's place (alike
+    # masks), and 2 frames later picture detail above it makes a new band state, before the line could be read
+    # again. The old line ends at the gap and the new one starts where it came back, not where the picture changed.
+    scale = analysis_scale(WIDTH)
+    line = edge_mask(scene("你昨天晚上去哪儿了"), scale)
+    img = Image.new("L", (WIDTH, HEIGHT), 70)
+    draw = ImageDraw.Draw(img)
+    for i in range(8):  # bright round shapes above the subtitle: a line of picture detail of its own
+        draw.ellipse((200 + i * 110, 8, 260 + i * 110, 52), fill=230, outline=0, width=3)
+    subtitle(draw, "你昨天晚上去哪儿了", fill=240, stroke=2)
+    beside = edge_mask(np.asarray(img), scale)
+    blank = edge_mask(scene(""), scale)
+    # The line comes at 20 (read at once), goes at 26 for a frame, and is back before a read could be made again
+    # (min_read_gap_s): the picture changes at 29.
+    frames = [blank] * 20 + [line] * 6 + [blank] + [line] * 2 + [beside] * 31
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)  # the subtitle rows, as the zone gives
+    det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
+    spans = []
+    for i, edges in enumerate(frames):
+        for event in det.push(Timestamp(i, TB), edges):
+            if isinstance(event, SegmentEnded):
+                spans.append((event.segment.start.pts, event.end.pts, event.segment.has_text))
+    spans += [(e.segment.start.pts, e.end.pts, e.segment.has_text) for e in det.finish(Timestamp(60, TB))
+              if isinstance(e, SegmentEnded)]
+    assert spans[:4] == [(0, 20, False), (20, 26, True), (26, 27, False), (27, 60, True)], spans

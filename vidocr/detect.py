@@ -186,6 +186,8 @@ class _ReadTrack:
     #: the same place, at 360p: the masks of two lines of CJK differ by a few pixels), or flicker. Read again.
     back_ts: Timestamp | None = None
     back_run: int = 0
+    #: ... and the first frame of those that had lost its glyphs.
+    back_left: Timestamp | None = None
 
 
 class BandChangeDetector:
@@ -324,9 +326,10 @@ class BandChangeDetector:
             sim = opts.same_threshold
         if sim >= opts.same_threshold:
             gone = self._gone
-            if self._left_at is not None and gone is not None and gone.seconds >= self._left_at.seconds:
-                # Back after frames without its glyphs (not a line of picture detail that changed beside them).
-                self._track.back_ts = self._track.back_ts or self._back_at(gone, ts, mask)
+            left, track = self._left_at, self._track
+            # Back after frames without its glyphs (not a line of picture detail that changed beside them).
+            if left is not None and gone is not None and gone.seconds >= left.seconds and track.back_ts is None:
+                track.back_ts, track.back_left = self._back_at(gone, ts, mask), left
             self._gone = None
             self._pending = None
             self._left_at = None
@@ -358,7 +361,21 @@ class BandChangeDetector:
         boundary = pend.first
         gap: Timestamp | None = None
         surviving = self._survival(seg.mask) is True
-        if seg.has_text and self._left_at is not None and not surviving:
+        back, back_left = self._track.back_ts, self._track.back_left
+        came_back = False
+        if seg.has_text and back is not None and back_left is not None and pend.lines and not surviving:
+            # The shown mask came back after a gap and was not read again yet: if the new state's glyphs were there
+            # when it came back, the gap ended the old subtitle and this one came then (the picture changed beside
+            # it since, making a new state of it).
+            at_back = self._edges_at(back, ts, edges)
+            glyphs = self._core_glyphs(pend.mask, pend.lines, centred=True)
+            came_back = at_back is not None and bool(np.count_nonzero(glyphs) >= GLYPHS_MIN_PIXELS) and bool(
+                overlap(glyphs, cv2.dilate(at_back, _KERNEL3)) >= GLYPHS_HELD
+            )
+        if came_back:
+            assert back is not None and back_left is not None
+            gap, boundary = back_left, back
+        elif seg.has_text and self._left_at is not None and not surviving:
             at_first = self._edges_at(pend.first, ts, edges)
             if (
                 at_first is None
