@@ -1,6 +1,7 @@
 """An evaluation corpus independent of tests/support/synth.py: subtitles burned in by libass, the way releases are made.
 
     python bench/libass_corpus.py OUT [--half dev|check|both] [--only NAME ...]
+    python bench/libass_corpus.py OUT2 --start 12 --count 24     # the same themes again, with new seeds
 
 Needs Debian's ``ffmpeg`` (built with libass), font packages and ``mate-backgrounds`` (the *check* half's photos),
 and scikit-image (the ``bench`` extra: its wheel ships the *dev* half's photos).
@@ -221,11 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="folder for <half>/<clip>.{mp4,mkv,ts,srt,ass,json}")
     parser.add_argument("--half", choices=["dev", "check", "both"], default="both")
     parser.add_argument("--count", type=int, default=len(THEMES), help="clips per half (themes repeat)")
+    parser.add_argument("--start", type=int, default=0,
+                        help="first clip number: --start 12 --count 24 renders each theme again with new seeds")
     parser.add_argument("--only", nargs="*", help="clip names (or themes) to render")
     args = parser.parse_args(argv)
     halves = ["dev", "check"] if args.half == "both" else [args.half]
     for half in halves:
-        for index in range(args.count):
+        for index in range(args.start, args.count):
             clip = plan(half, index)
             if args.only and not any(o in clip.name for o in args.only):
                 continue
