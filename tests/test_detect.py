@@ -500,3 +500,31 @@ def test_a_subtitle_back_after_a_gap_then_changed_by_the_picture_starts_where_it
     spans += [(e.segment.start.pts, e.end.pts, e.segment.has_text) for e in det.finish(Timestamp(60, TB))
               if isinstance(e, SegmentEnded)]
     assert spans[:4] == [(0, 20, False), (20, 26, True), (26, 27, False), (27, 60, True)], spans
+
+
+def test_a_line_redrawn_in_place_with_other_glyphs_over_a_light_picture_is_read_split_there() -> None:
+    # The libass check set of new seeds (21_two-line): over a light picture the mask fills each glyph and its thin
+    # outline into one shape, and "How much further is it?" redrawn as "Turn left at the bridge." in its place
+    # leaves a mask 0.90 alike: the same band state, read again only 2 s later (taken for OCR noise). The glyphs'
+    # cores (the masks eroded by a pixel) are 0.13 alike: a read, split where the line changed.
+    scale = analysis_scale(WIDTH)
+
+    def light(text: str) -> np.ndarray:
+        img = Image.new("L", (WIDTH, HEIGHT), 190)
+        draw = ImageDraw.Draw(img)
+        font = ImageFont.truetype(str(FONT_PATH), FONT)
+        w = draw.textlength(text, font=font)
+        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=60)
+        return edge_mask(np.asarray(img), scale)
+
+    def reads(frames: list[np.ndarray]) -> list[tuple[int, ReadReason, int]]:
+        det = BandChangeDetector(DetectOptions(), 25.0)
+        found = [(e.ts.pts, e.reason, e.split_at.pts, e.segment.index) for i, edges in enumerate(frames)
+                 for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
+        assert len({index for *_, index in found}) == 1, found  # one band state throughout: the masks are alike
+        return [r[:3] for r in found]
+
+    first, then = light("How much further is it?"), light("Turn left at the bridge.")
+    changed = reads([first] * 30 + [then] * 30)
+    assert [r for r in changed if r[0] > 10] == [(31, ReadReason.DRIFT, 30)], changed
+    assert [r for r in reads([first] * 60) if r[0] > 10 and r[1] is not ReadReason.RECHECK] == []
