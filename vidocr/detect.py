@@ -227,6 +227,8 @@ class BandChangeDetector:
         self._read_lines: tuple[TextLine, ...] = ()  # the lines of the latest read
         self._mask: np.ndarray | None = None  # the latest sample's text mask
         self._read_mask: np.ndarray | None = None  # the text mask of the latest read
+        #: ... its glyph cores, and the boxes of its lines whose cores are big enough to tell (see CORES_CHANGED).
+        self._read_cores: tuple[np.ndarray, list[tuple[slice, slice]]] | None = None
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
         #: The latest sample, since the shown subtitle was last seen whole, that had lost its glyphs.
@@ -581,8 +583,7 @@ class BandChangeDetector:
             track.edges_run = 0
         if track.back_ts is not None:
             track.back_run += 1
-        read_mask = self._read_mask
-        if read_mask is not None and core_similarity(read_mask, self._mask, self._read_lines) < CORES_CHANGED:
+        if self._read_cores is not None and _cores_alike(*self._read_cores, self._mask) < CORES_CHANGED:
             track.cores_ts = track.cores_ts if track.cores_run else ts
             track.cores_run += 1
         else:
@@ -649,6 +650,7 @@ class BandChangeDetector:
         self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges, first=reason is ReadReason.FIRST)
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
+        self._read_cores = _cores(self._mask, self._lines) if self._mask is not None else None
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown)
 
     def _back_at(self, left: Timestamp, ts: Timestamp, mask: np.ndarray) -> Timestamp:
@@ -777,21 +779,21 @@ def changed_line_similarity(
     return worst
 
 
-def core_similarity(old: np.ndarray, new: np.ndarray | None, lines: Sequence[TextLine]) -> float:
-    """The lowest, over ``lines`` (boxes of ``old``), similarity of the two masks' glyph cores (eroded by a pixel) in
-    the line's box: 1.0 for lines whose cores are too small to tell (see CORES_MIN_PIXELS)."""
-    if new is None or new.shape != old.shape:
+def _cores(mask: np.ndarray, lines: Sequence[TextLine]) -> tuple[np.ndarray, list[tuple[slice, slice]]]:
+    """``mask``'s glyph cores (eroded by a pixel: the rim the mask fills around each glyph goes) and the boxes of
+    ``lines`` whose cores are big enough to tell (CORES_MIN_PIXELS): the last read's side of the comparison
+    (:func:`_cores_alike`), made once per read."""
+    cores = cv2.erode(mask, _KERNEL3)
+    boxes = [(slice(ln.y0, ln.y1), slice(ln.x0, ln.x1)) for ln in lines]
+    return cores, [box for box in boxes if np.count_nonzero(cores[box]) >= CORES_MIN_PIXELS]
+
+
+def _cores_alike(cores: np.ndarray, boxes: list[tuple[slice, slice]], new: np.ndarray | None) -> float:
+    """The lowest similarity, over ``boxes``, of ``cores`` and ``new``'s glyph cores (1.0 without boxes)."""
+    if not boxes or new is None or new.shape != cores.shape:
         return 1.0
-    worst = 1.0
-    cores_old = cores_new = None
-    for ln in lines:
-        box = (slice(ln.y0, ln.y1), slice(ln.x0, ln.x1))
-        if cores_old is None or cores_new is None:
-            cores_old, cores_new = cv2.erode(old, _KERNEL3), cv2.erode(new, _KERNEL3)
-        if np.count_nonzero(cores_old[box]) < CORES_MIN_PIXELS:
-            continue
-        worst = min(worst, similarity(cores_old[box], cores_new[box]))
-    return worst
+    eroded = cv2.erode(new, _KERNEL3)
+    return min(similarity(cores[box], eroded[box]) for box in boxes)
 
 
 def _centred(x0: int, x1: int, height: int, width: int) -> bool:
