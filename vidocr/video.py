@@ -14,10 +14,11 @@ import logging
 import os
 import stat
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -69,6 +70,15 @@ def _split_at_keys(wanted: list[int], keys: list[int], parts: int) -> list[tuple
         if run:
             out.append((first, run))
     return out
+
+
+def _at_once(passes: list[Callable[[], Iterable[DecodedFrame]]], convert: Callable[[DecodedFrame], T]) -> list[T]:
+    """``convert`` of every frame of each of ``passes``, in order: the passes run at once, one thread each
+    (FFmpeg decodes without holding the GIL), and ``convert`` runs in the pass's thread, so only what it returns
+    is held, never a pass's decoded pictures."""
+    with ThreadPoolExecutor(len(passes), thread_name_prefix="vidocr-sample") as pool:
+        jobs = [pool.submit(lambda frames: [convert(frame) for frame in frames()], frames) for frames in passes]
+        return [item for job in jobs for item in job.result()]
 
 
 # Sources open now, by absolute path: a second source on the same file (the zone finder's own decoder)
@@ -400,7 +410,12 @@ class VideoSource:
         to a half of a typical H.264 stream's decoding). A first pass reads the packets' timestamps alone, without
         decoding, to know which frames those are. Uses its own containers; a file whose clock :meth:`frames` has
         to mend (MPEG-TS, packets without timestamps) is decoded through with it instead."""
-        plan = self._nth_plan(step, start, end)
+        yield from self._every_nth(step, start, end, self._nth_plan(step, start, end))
+
+    def _every_nth(
+        self, step: int, start: float | None, end: float | None, plan: tuple[list[int], list[int]] | None
+    ) -> Iterator[DecodedFrame]:
+        """:meth:`every_nth` with its timestamp pass (:meth:`_nth_plan`) done."""
         if plan is None:
             yield from self._nth_decoded(step, start, end)
             return
@@ -420,16 +435,13 @@ class VideoSource:
         at keyframes into up to that many parts with about as many of the frames each, and the parts are decoded
         at once, each by its own container and thread (FFmpeg decodes without holding the GIL); ``convert`` runs
         in the part's thread, so only what it returns is held, never a part's decoded pictures."""
-        plan = self._nth_plan(step, start, end) if threads > 1 else None
-        parts = _split_at_keys(*plan, threads) if plan is not None else []
+        plan = self._nth_plan(step, start, end)
+        parts = _split_at_keys(*plan, threads) if plan is not None and threads > 1 else []
         if len(parts) < 2:
-            return [convert(frame) for frame in self.every_nth(step, start, end)]
+            return [convert(frame) for frame in self._every_nth(step, start, end, plan)]
         counted = self.rescaled_frames
         try:
-            with ThreadPoolExecutor(len(parts), thread_name_prefix="vidocr-sample") as pool:
-                jobs = [pool.submit(lambda k, w: [convert(f) for f in self._nth_part(set(w), start, k, end)],
-                                    key, wanted) for key, wanted in parts]
-                return [item for job in jobs for item in job.result()]
+            return _at_once([partial(self._nth_part, set(wanted), start, key, end) for key, wanted in parts], convert)
         except _SeekFailed:
             return [convert(frame) for frame in self._nth_decoded(step, start, end)]
         finally:
@@ -600,10 +612,7 @@ class VideoSource:
         runs = [(first, run) for first, run in runs if run]
         if len(runs) < 2:
             return [convert(frame) for frame in self.keyframes_near(times)]
-        with ThreadPoolExecutor(len(runs), thread_name_prefix="vidocr-sample") as pool:
-            jobs = [pool.submit(lambda r, f: [convert(frame) for frame in self.keyframes_near(r, f)], run, first)
-                    for first, run in runs]
-            return [item for job in jobs for item in job.result()]
+        return _at_once([partial(self.keyframes_near, run, first) for first, run in runs], convert)
 
     def frame_step(self) -> Timestamp:
         """Nominal duration of one frame (used to close the last cue)."""
