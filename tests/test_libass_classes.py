@@ -239,3 +239,33 @@ def test_small_text_without_outline_over_a_light_picture_is_seen(tmp_path: Path,
     found = problems(rendered, list(cues_iter))
     assert not found, "\n".join(found)
     assert [zone.small for zone in info.stats.zones or ()] == [True]
+
+
+def test_pale_text_with_a_thin_outline_over_a_light_picture_is_seen(tmp_path: Path, rapid_engine: OcrEngine) -> None:
+    """Seen on the corpus's new seeds: cream text with a thin grey outline (libass outline 0.8) at 720p over a light
+    blue-white picture. The outline is one or two pixels wide: scaled down by two for the text mask it averages with
+    the fill and the picture, and the glyphs' rim fell under RIM_STEP: "Is anyone there?" had no cue at all. The
+    rim's dark side is measured at full resolution (vidocr.textmask.fine_dark). Without it, only the first cue (over
+    a dark picture) comes out here."""
+    import cv2
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    soft = cv2.GaussianBlur(rng.normal(0, 1, (90, 160)).astype(np.float32), (0, 0), 3)
+    soft = cv2.resize(soft / (np.abs(soft).max() + 1e-6) * 12, (1664, 936), interpolation=cv2.INTER_CUBIC)
+    # A light blue-grey picture (luma ~195): the outline was lost over pictures from ~190, it is seen up to ~205.
+    for name, bgr in (("light", (210, 195, 180)), ("dark", (70, 60, 50))):
+        picture = np.clip(np.stack([soft + c for c in bgr], -1), 0, 255)
+        cv2.imwrite(str(tmp_path / f"{name}.png"), picture.astype(np.uint8))
+    events = _events(8, (EN[0], 30, 8), ("Is anyone there?", 30, 8), (EN[2], 30, 0))
+    scenes = [Scene(0, str(tmp_path / "dark.png"), "still"), Scene(42, str(tmp_path / "light.png"), "still")]
+    clip = Clip(name="pale-light", half="test", seed=1, width=1280, height=720, fps=Fraction(25), frames=122,
+                style=_style("DejaVu Serif", size=0.065, colour=(250, 246, 225), outline=0.8,
+                             outline_colour=(120, 120, 110)), events=events, scenes=scenes)
+    lacking = missing(clip)
+    if lacking:
+        _need(", ".join(lacking))
+    rendered = libass.render(clip, tmp_path / "clip")
+    cues_iter, info = vidocr.extract(rendered.video, engine=rapid_engine)
+    found = problems(rendered, list(cues_iter))
+    assert not found, "\n".join(found)

@@ -47,6 +47,7 @@ from vidocr.textmask import (
     analysis_scale,
     closed_glyph_mask,
     edge_mask,
+    fine_dark,
     shows_page,
 )
 from vidocr.types import Box, Cue, OcrLine, OcrResult, Task, Timestamp, VideoInfo, ZoneStats
@@ -380,7 +381,10 @@ class _Zone:
     def edges(self, luma: np.ndarray, chroma: Chroma | None) -> np.ndarray:
         chroma = chroma if self.region.colour else None
         image = analysis_image(luma, chroma, self.box, self.scale)
-        edges = edge_mask(image, 1.0, self.rim_step)
+        # Thin outlines are measured at full resolution (a colour zone's glyphs are judged by their strongest
+        # channel, which the luma's darkest pixel does not match).
+        dark = fine_dark(luma, self.box, self.scale, image.shape) if chroma is None else None
+        edges = edge_mask(image, 1.0, self.rim_step, dark)
         self.page = shows_page(image, edges, self.page)
         if self.page:
             # A page of print behind the subtitles: the paper beside its strokes fills the edge mask.
