@@ -410,8 +410,18 @@ class _Zone:
 
 
 def _centre_in(box: Box, boxes: Sequence[Box]) -> bool:
+    """Whether a line is static text: its centre in a static box, or half its columns in the static boxes on its
+    rows (a logo of several words, each its own static box, read as one line whose centre falls between them)."""
     cx, cy = box.x + box.w / 2, box.y + box.h / 2
-    return any(b.x <= cx <= b.x + b.w and b.y <= cy <= b.y + b.h for b in boxes)
+    if any(b.x <= cx <= b.x + b.w and b.y <= cy <= b.y + b.h for b in boxes):
+        return True
+    spans = sorted((max(box.x, b.x), min(box.x + box.w, b.x + b.w)) for b in boxes if b.y <= cy <= b.y + b.h)
+    covered, reach = 0, box.x
+    for x0, x1 in spans:
+        x0 = max(x0, reach)
+        if x1 > x0:
+            covered, reach = covered + x1 - x0, x1
+    return covered >= 0.5 * box.w
 
 
 def _stream(
