@@ -87,3 +87,34 @@ def test_a_latin_subtitle_glued_to_latin_print_is_read_alone(rapid_engine: OcrEn
     glued = [ln for ln in read.lines if "long day" in ln.text]
     assert glued and "sister" in glued[0].text, read  # one box
     assert "It's been a long day, hasn't it?" in SubtitleLayout(W).filter(read).text.split("\n"), read
+
+
+def _beside_plate(subtitle: str, sign: str) -> np.ndarray:
+    """A band with ``subtitle`` centred (white, black outline) and a sign to its left: dark ``sign`` text on a light
+    plate that touches the subtitle's first letter (the detector boxes both as one line)."""
+    img = Image.new("RGB", (W, H), (60, 110, 50))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT_PATH), 40)
+    width = draw.textlength(subtitle, font=font)
+    x = (W - width) / 2
+    sign_width = draw.textlength(sign, font=font)
+    draw.rectangle((x - sign_width - 16, 62, x + 2, 146), fill=(70, 200, 130))  # the plate, a board taller than a line
+    draw.text((x - sign_width - 6, 68), sign, font=font, fill=(30, 40, 40))
+    draw.text((x, 60), subtitle, font=font, fill=(240, 240, 240), stroke_width=3, stroke_fill=(0, 0, 0))
+    return cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
+
+
+def test_a_subtitle_glued_to_dark_text_on_a_sign_is_read_alone(rapid_engine: OcrEngine) -> None:
+    # Seen on the libass corpus's new seeds (check 21): "CITY LIBItold you, I was at the office." as one off-centre
+    # line, the sign's dark letters on a light plate read into the subtitle. The plate is no glyph fill: the line's
+    # closed light glyphs (its ink) are the subtitle's alone, and the text was read far past them. Read alone there.
+    worker = OcrWorker(rapid_engine, Task.SUBTITLE, batch=1, queue_size=2)
+    try:
+        worker.submit(1, _beside_plate("I told you, I was at the office.", "CITY LIBRARY"))
+        worker.flush()
+        read = worker.take(wait=60.0)[1]
+    finally:
+        worker.close()
+    glued = [ln for ln in read.lines if "office" in ln.text]
+    assert glued and "LIB" in glued[0].text, read  # one box
+    assert SubtitleLayout(W).filter(read).text == "I told you, I was at the office.", read

@@ -69,6 +69,9 @@ GLUED_FILL_MAX = 0.35
 #: least this many line heights in one run, and print-like for as many beside it, is a subtitle glued to print in
 #: one detector box: the run is read alone (see glued_run).
 GLUED_RUN = 2.0
+#: A line whose text the recogniser read at least this many line heights past its closed light glyphs (the ink) on
+#: one side is a subtitle glued to text that has no glyph fill (dark letters on a sign): its glyphs are read alone.
+TEXT_PAST_INK = 1.0
 #: Lines read with the glyphs alone at least this sure are believed (picture detail read alone gives unsure
 #: specks: 0.58-0.78 on the libass corpus; subtitles over pages 0.85-1.0).
 GLYPHS_ONLY_SURE = 0.85
@@ -413,6 +416,22 @@ def measure_line(image: np.ndarray, box: Box) -> Measured | None:
     return max(known, key=lambda f: f[0]) if known else None
 
 
+def _read_past(line: OcrLine, ink: tuple[int, int]) -> tuple[int, int] | None:
+    """The columns of ``line``'s subtitle when the recogniser read its text at least TEXT_PAST_INK line heights past
+    its closed light glyphs (``ink``) on one side, else None: dark text on a light sign or plate glued to a subtitle
+    in one detector box ("CITY LIBItold you, I was at the office.": the sign's letters are dark, its plate is no
+    glyph fill). The run is ``ink`` on that side and the box's edge on the other; it is read alone, as a run glued
+    to print is (see glued_run)."""
+    cols, box = line.text_cols, line.box
+    if cols is None or box is None:
+        return None
+    least = TEXT_PAST_INK * box.h
+    left, right = ink[0] - cols[0] >= least, cols[1] - ink[1] >= least
+    if not (left or right):
+        return None
+    return (ink[0] if left else box.x, ink[1] if right else box.x + box.w)
+
+
 def glued_run(glyph: np.ndarray, closed: np.ndarray, height: int) -> tuple[int, int] | None:
     """The columns (first, end) of a run of subtitle-like glyphs in a line glued to print, or None.
 
@@ -507,7 +526,21 @@ def _fill(grey: np.ndarray, box: Box) -> Measured | None:
     cols = np.flatnonzero(closed.any(axis=0))
     if cols.size < 2:
         return share, None, glued
-    return share, (x0 + int(np.percentile(cols, 1)), x0 + int(np.percentile(cols, 99)) + 1), glued
+    first, last = _reach(cols, int(np.percentile(cols, 1)), int(np.percentile(cols, 99)), max(2, box.h // 3))
+    return share, (x0 + first, x0 + last + 1), glued
+
+
+def _reach(cols: np.ndarray, first: int, last: int, gap: int) -> tuple[int, int]:
+    """``first`` and ``last`` (columns of ``cols``, sorted columns with closed glyph pixels: percentiles that leave
+    out specks far from the text) moved out over the columns of ``cols`` at most ``gap`` from them, step by step:
+    a thin first or last glyph ("I", "."), a word space away at most, is the text's, however few its columns."""
+    i = int(np.searchsorted(cols, first))
+    while i > 0 and cols[i] - cols[i - 1] <= gap:
+        i -= 1
+    j = int(np.searchsorted(cols, last, side="right")) - 1
+    while j < cols.size - 1 and cols[j + 1] - cols[j] <= gap:
+        j += 1
+    return int(cols[i]), int(cols[j])
 
 
 def _closed_cuts(
@@ -575,6 +608,9 @@ def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:
         measured = measure_line(image, ln.box) if ln.box is not None else None
         if measured is not None:
             share, ink, glued = measured
-            ln = replace(ln, fill=share, ink=ink if share > PRINT_FILL_MAX else None, glued_cols=glued)
+            ink = ink if share > PRINT_FILL_MAX else None
+            if glued is None and ink is not None:
+                glued = _read_past(ln, ink)
+            ln = replace(ln, fill=share, ink=ink, glued_cols=glued)
         lines.append(ln)
     return replace(result, lines=tuple(lines))
