@@ -477,6 +477,21 @@ def test_a_sign_lined_up_with_a_subtitles_edge_by_chance_is_not_a_line_of_its_bl
     assert layout.filter(OcrResult((longest, *block))).text == "- Where were you last night?\n- At home.\n- Alone?"
 
 
+def test_a_sign_dropped_beside_one_subtitle_is_not_a_line_of_the_next_ones_block() -> None:
+    # Seen on the corpus's new seeds (check 19): the sign "咖啡馆" above a subtitle, off-centre and dropped, then
+    # above the next one with its left edge within the block slack of that one's: kept as a line of its cue.
+    layout = SubtitleLayout(WIDTH)
+    first = _centred("今天真是漫长的一天", 314, h=45, y=78)
+    assert layout.filter(OcrResult((_line("咖啡馆", 527, 150, h=46, y=47), first))).text == "今天真是漫长的一天"
+    second = _centred("再给我五分钟就好", 273, h=41, y=80)
+    assert second.box is not None
+    sign = _line("咖啡馆", second.box.x + 26, 141, h=61, y=9)  # lined up with the subtitle's left edge by chance
+    assert layout.filter(OcrResult((sign, second))).text == "再给我五分钟就好"
+    # Without having been dropped before, such a line is one of the block (a left-aligned dialogue's short line).
+    fresh = SubtitleLayout(WIDTH)
+    assert fresh.filter(OcrResult((sign, second))).text == "咖啡馆\n再给我五分钟就好"
+
+
 def test_a_sign_shown_before_and_between_the_subtitles_is_no_cue(tmp_path: Path, rapid_engine: OcrEngine) -> None:
     # libass clip: an off-centre sign on a plate above the subtitle line, from frame 0 (half a second before the
     # first subtitle) to the end, read alone before, between and after the subtitles. Before the hold and the

@@ -120,6 +120,7 @@ class SubtitleLayout:
         #: Where each recent text was drawn (its first and end column), and the texts seen to move sideways.
         self._columns: OrderedDict[str, tuple[int, int]] = OrderedDict()
         self._moving: set[str] = set()
+        self._refused: OrderedDict[str, None] = OrderedDict()  # texts of lines dropped as not fitting the layout
         self.dropped = 0
 
     def centred(self, box: Box, cols: tuple[int, int] | None = None) -> bool:
@@ -198,6 +199,12 @@ class SubtitleLayout:
             kept = lines
         if learn:
             self._learn(lines, anchors)
+            for ln in lines:
+                if ln not in kept and len(key := comparable(ln.text)) >= 2:
+                    self._refused[key] = None
+                    self._refused.move_to_end(key)
+            while len(self._refused) > 256:
+                self._refused.popitem(last=False)
         if kept == result.lines:
             return result, dropped, unsure
         return replace(result, lines=kept), dropped + len(result.lines) - len(kept), unsure
@@ -306,13 +313,17 @@ class SubtitleLayout:
 
     def _block(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine]) -> tuple[OcrLine, ...]:
         """The anchors and the lines of their left- or right-aligned block: lines aligned with an anchor on rows
-        next to the block's (BLOCK_GAP), the block growing by each line kept."""
+        next to the block's (BLOCK_GAP), the block growing by each line kept. A line whose text the zone dropped
+        before is not one of them: a sign above or below a subtitle, read beside an earlier subtitle too, lines up
+        with this one's edge by chance."""
         kept = list(anchors)
         grown = True
         while grown:
             grown = False
             for ln in lines:
-                if ln not in kept and self._aligned(ln, anchors) and any(_next_rows(ln, k) for k in kept):
+                if ln not in kept and self._aligned(ln, anchors) and any(_next_rows(ln, k) for k in kept) and (
+                    comparable(ln.text) not in self._refused
+                ):
                     kept.append(ln)
                     grown = True
         return tuple(ln for ln in lines if ln in kept)
