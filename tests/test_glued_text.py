@@ -11,7 +11,7 @@ from vidocr.engines import OcrEngine
 from vidocr.engines.rapid import script_runs
 from vidocr.layout import SubtitleLayout
 from vidocr.ocrqueue import OcrWorker
-from vidocr.types import Task
+from vidocr.types import OcrResult, Task
 
 W, H = 1280, 150
 
@@ -57,6 +57,17 @@ def test_a_centred_subtitle_of_two_scripts_stays_whole(rapid_engine: OcrEngine) 
     assert SubtitleLayout(W).filter(read).text == "我们的iPhone没有了"
 
 
+def _worker_read(engine: OcrEngine, band: np.ndarray) -> OcrResult:
+    """``band`` read through the OCR worker, as the pipeline reads it (fill measured, runs and glyphs read alone)."""
+    worker = OcrWorker(engine, Task.SUBTITLE, batch=1, queue_size=2)
+    try:
+        worker.submit(1, band)
+        worker.flush()
+        return worker.take(wait=60.0)[1]
+    finally:
+        worker.close()
+
+
 def _on_page(subtitle: str, print_text: str) -> np.ndarray:
     """A band with a yellow ``subtitle`` centred (black outline) whose end runs onto a page of print, and a line of
     ``print_text`` (dark ink on the paper) right after it on the same rows: the detector boxes both as one line, whose
@@ -77,13 +88,7 @@ def test_a_latin_subtitle_glued_to_latin_print_is_read_alone(rapid_engine: OcrEn
     # off-centre line (a yellow subtitle running onto a page), dropped by the layout: the cue was missed. Script runs
     # cannot cut Latin from Latin; the glyph fill can: the subtitle's fill is closed off by its outline, the print's
     # paper is open.
-    worker = OcrWorker(rapid_engine, Task.SUBTITLE, batch=1, queue_size=2)
-    try:
-        worker.submit(1, _on_page("It's been a long day, hasn't it?", "your sister said."))
-        worker.flush()
-        read = worker.take(wait=60.0)[1]
-    finally:
-        worker.close()
+    read = _worker_read(rapid_engine, _on_page("It's been a long day, hasn't it?", "your sister said."))
     glued = [ln for ln in read.lines if "long day" in ln.text]
     assert glued and "sister" in glued[0].text, read  # one box
     assert "It's been a long day, hasn't it?" in SubtitleLayout(W).filter(read).text.split("\n"), read
@@ -108,13 +113,7 @@ def test_a_subtitle_glued_to_dark_text_on_a_sign_is_read_alone(rapid_engine: Ocr
     # Seen on the libass corpus's new seeds (check 21): "CITY LIBItold you, I was at the office." as one off-centre
     # line, the sign's dark letters on a light plate read into the subtitle. The plate is no glyph fill: the line's
     # closed light glyphs (its ink) are the subtitle's alone, and the text was read far past them. Read alone there.
-    worker = OcrWorker(rapid_engine, Task.SUBTITLE, batch=1, queue_size=2)
-    try:
-        worker.submit(1, _beside_plate("I told you, I was at the office.", "CITY LIBRARY"))
-        worker.flush()
-        read = worker.take(wait=60.0)[1]
-    finally:
-        worker.close()
+    read = _worker_read(rapid_engine, _beside_plate("I told you, I was at the office.", "CITY LIBRARY"))
     glued = [ln for ln in read.lines if "office" in ln.text]
     assert glued and "LIB" in glued[0].text, read  # one box
     assert SubtitleLayout(W).filter(read).text == "I told you, I was at the office.", read
