@@ -198,13 +198,7 @@ class SubtitleLayout:
         else:
             kept = lines
         if learn:
-            self._learn(lines, anchors)
-            for ln in lines:
-                if ln not in kept and len(key := comparable(ln.text)) >= 2:
-                    self._refused[key] = None
-                    self._refused.move_to_end(key)
-            while len(self._refused) > 256:
-                self._refused.popitem(last=False)
+            self._learn(lines, anchors, kept)
         if kept == result.lines:
             return result, dropped, unsure
         return replace(result, lines=kept), dropped + len(result.lines) - len(kept), unsure
@@ -215,9 +209,10 @@ class SubtitleLayout:
     def _anchors(self, lines: tuple[OcrLine, ...]) -> list[OcrLine]:
         return [ln for ln in lines if self.centred(_box(ln), _text_cols(ln)) and self._height_fits(_box(ln))]
 
-    def _learn(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine]) -> None:
+    def _learn(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine], kept: tuple[OcrLine, ...]) -> None:
         """Count a read with text as centred or not; a read without a centred line whose texts were all read
-        before without one (a still sign, read in every gap between subtitles) counts once."""
+        before without one (a still sign, read in every gap between subtitles) counts once. Remember the texts of
+        the lines not ``kept``."""
         texts = {comparable(ln.text) for ln in lines} - {""}
         if any(ln.text.strip() for ln in lines):
             self._reads += 1
@@ -226,11 +221,8 @@ class SubtitleLayout:
             elif not texts or not texts <= self._offcentre.keys():
                 self._centred.append(False)
             if not anchors:
-                for text in texts:
-                    self._offcentre[text] = None
-                    self._offcentre.move_to_end(text)
-                while len(self._offcentre) > 256:
-                    self._offcentre.popitem(last=False)
+                _remember(self._offcentre, texts)
+        _remember(self._refused, (key for ln in lines if ln not in kept and len(key := comparable(ln.text)) >= 2))
         self._heights.extend(_box(ln).h for ln in anchors)
         self._centres.extend(_centre(_box(ln), _text_cols(ln)) for ln in anchors)
         self._said.extend(ln.text for ln in anchors)
@@ -341,6 +333,15 @@ class SubtitleLayout:
             ):
                 return True
         return False
+
+
+def _remember(recent: OrderedDict[str, None], keys: Iterable[str], most: int = 256) -> None:
+    """Add ``keys`` to ``recent`` as its latest, keeping the ``most`` latest."""
+    for key in keys:
+        recent[key] = None
+        recent.move_to_end(key)
+    while len(recent) > most:
+        recent.popitem(last=False)
 
 
 def _next_rows(a: OcrLine, b: OcrLine) -> bool:

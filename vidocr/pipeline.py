@@ -406,10 +406,10 @@ class _Zone:
         return replace(result, lines=kept) if len(kept) != len(result.lines) else result
 
     def _not_static(self, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
-        return tuple(ln for ln in lines if ln.box is None or not _centre_in(ln.box, self.static))
+        return tuple(ln for ln in lines if ln.box is None or not _on_static(ln.box, self.static))
 
 
-def _centre_in(box: Box, boxes: Sequence[Box]) -> bool:
+def _on_static(box: Box, boxes: Sequence[Box]) -> bool:
     """Whether a line is static text: its centre in a static box, or half its columns in the static boxes on its
     rows (a logo of several words, each its own static box, read as one line whose centre falls between them)."""
     cx, cy = box.x + box.w / 2, box.y + box.h / 2
