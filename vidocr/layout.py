@@ -610,6 +610,28 @@ def glyph_image(image: np.ndarray, line_height: int) -> np.ndarray | None:
     return out
 
 
+def glyph_view(glyphs: np.ndarray, line_height: int) -> tuple[np.ndarray, int]:
+    """What the recogniser is shown of a glyph image (:func:`glyph_image`), and the column it starts at: its
+    columns from a line height before its first glyph pixel to a line height past its last, in grey levels, on a
+    ground of half the glyphs' median level (for white glyphs, mid-grey; a colour's darkest channel is not
+    taken for the ground's: yellow glyphs are light in grey levels, dark in blue).
+
+    PP-OCR's detector, trained on pictures, often boxes nothing in a band-wide image of light glyphs on black
+    (session 17: 6 of 12 glyph images of one subtitle over a page, libass new-seeds dev ``13_cuts``, read
+    empty); cut to the glyphs on grey it boxed 12 of them (tests/test_libass_classes.py: 23 of 41 glyph reads
+    of a subtitle over a panning page exact, 10 band-wide on black)."""
+    lit = np.asarray(glyphs.max(axis=2) > 0)
+    cols = np.flatnonzero(lit.any(axis=0))
+    if not cols.size:
+        return glyphs, 0
+    x0 = max(0, int(cols[0]) - line_height)
+    x1 = int(cols[-1]) + 1 + line_height
+    grey = cv2.cvtColor(np.ascontiguousarray(glyphs[:, x0:x1]), cv2.COLOR_BGR2GRAY)
+    shown = lit[:, x0:x1]
+    grey[~shown] = int(np.median(grey[shown])) // 2
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR), x0
+
+
 def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:
     """``result`` with each boxed line's glyph fill and ink columns (:func:`measure_line`) measured on ``image``
     (the crop it was read from)."""

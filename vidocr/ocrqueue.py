@@ -18,7 +18,8 @@ import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
-from vidocr.layout import GLUED_FILL_MAX, glyph_image, with_fill
+from vidocr.layout import GLUED_FILL_MAX, SAME_TEXT, glyph_image, glyph_view, with_fill
+from vidocr.textnorm import text_similarity
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
 #: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only.
@@ -199,10 +200,29 @@ class OcrWorker:
         better = {}
         for (i, j), alone in found.items():
             glyph = reads[i].lines[j]
-            # Surer, and as many words: print behind the line can fill the gaps between its words in the picture.
-            if alone.confidence > glyph.confidence and len(alone.text.split()) >= len(glyph.text.split()):
+            # The same line (print behind it can be read instead: a page's line under a CJK subtitle), surer, and
+            # of as many words: print behind the line can fill the gaps between its words in the picture.
+            if (
+                alone.confidence > glyph.confidence
+                and len(alone.text.split()) >= len(glyph.text.split())
+                and text_similarity(alone.text, glyph.text) >= SAME_TEXT
+            ):
                 better[i, j] = alone
         return _replaced(reads, better)
+
+    def _glyphs_read(self, glued: list[tuple[int, np.ndarray, int]]) -> list[OcrResult]:
+        """The reads of glyph images ((read index, image, line height), vidocr.layout.glyph_image): each image is
+        read as it is and cut to its glyphs on grey (vidocr.layout.glyph_view), and the surer read is kept
+        (:func:`_sureness`). PP-OCR's detector often boxes nothing, or drops a glyph, in a band-wide image of light
+        glyphs on black (a CJK subtitle half over a page); on grey, picture specks beside a subtitle that black hides
+        can be read as characters (a '"' before a Latin line)."""
+        images = [image for _, image, _ in glued]
+        views = [glyph_view(image, height) for _, image, height in glued]
+        reads = self.engine.recognize([*images, *(view for view, _ in views)], self.task)
+        return [
+            seen.shifted(x0, 0) if _sureness(seen) > _sureness(read) else read
+            for read, seen, (_, x0) in zip(reads[: len(glued)], reads[len(glued) :], views, strict=True)
+        ]
 
     def _runs_alone(self, reads: list[OcrResult], crops: list[np.ndarray]) -> list[OcrResult]:
         """``reads`` with each line's run of subtitle-like glyphs glued to print (``glued_cols``, see
@@ -251,12 +271,12 @@ class OcrWorker:
             heights = low or [ln.box.h for ln in result.lines if ln.box is not None] or [crop.shape[0] // 3]
             image = glyph_image(crop, max(heights)) if len(low) >= PRINT_BLOCK or page else None
             if image is not None:
-                glued.append((k, image))
+                glued.append((k, image, max(heights)))
         measured = self._runs_alone(measured, [crop for _, crop, _ in items])
         if glued:
-            again = self.engine.recognize([image for _, image in glued], self.task)
-            again = self._in_picture(again, [items[k][1] for k, _ in glued])
-            for (k, image), clean in zip(glued, again, strict=True):
+            again = self._glyphs_read(glued)
+            again = self._in_picture(again, [items[k][1] for k, _, _ in glued])
+            for (k, image, _), clean in zip(glued, again, strict=True):
                 measured[k] = replace(measured[k], glyphs_only=with_fill(clean, image))
             self.glyph_reads += len(glued)
         for (read_id, _, _), result in zip(items, measured, strict=True):
@@ -267,6 +287,12 @@ def _replaced(reads: list[OcrResult], lines: dict[tuple[int, int], OcrLine]) -> 
     """``reads`` with the lines given by (read, line) index replaced."""
     return [replace(read, lines=tuple(lines.get((i, j), ln) for j, ln in enumerate(read.lines)))
             if any(key[0] == i for key in lines) else read for i, read in enumerate(reads)]
+
+
+def _sureness(read: OcrResult) -> float:
+    """A read's confidence: its lines' mean, weighted by their characters (0 for a read of nothing)."""
+    sizes = [len(ln.text.strip()) for ln in read.lines]
+    return sum(n * ln.confidence for n, ln in zip(sizes, read.lines, strict=True)) / max(1, sum(sizes))
 
 
 def _line_crop(crop: np.ndarray, box: Box) -> tuple[np.ndarray, int, int]:

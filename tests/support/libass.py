@@ -92,6 +92,7 @@ class Clip:
     flashes: list[int] = field(default_factory=list)  # first frame of a 2-frame white flash
     signs: list[tuple[str, float, float]] = field(default_factory=list)  # printed text, (text, x, y) as shares
     page: bool = False  # a page of printed text in the picture, just above the subtitles
+    page_y: float = 0.54  # the page's top, as a share of the picture's height (0.54: above the subtitle band)
 
 
 @dataclass(frozen=True)
@@ -287,11 +288,11 @@ def _decorate(clip: Clip, photo: np.ndarray, rng: random.Random, decor: Decor) -
         ink = (255, 255, 255) if sum(fill) < 380 else (10, 10, 10)
         draw.text((px, py), text, font=font, fill=ink)
     if clip.page:
-        # A page of small dark print on paper, in the lower middle of the picture (above the subtitle band).
+        # A page of small dark print on paper, in the lower middle of the picture (by default above the subtitle band).
         size = max(10, round(clip.height * 0.028))
         font = ImageFont.truetype(sign_font, size)
         pw, ph = round(w * 0.42), round(h * 0.2)
-        px, py = round(w * 0.29), round(h * 0.54)
+        px, py = round(w * 0.29), round(h * clip.page_y)
         draw.rectangle((px, py, px + pw, py + ph), fill=(236, 230, 214))
         words = " ".join(rng.choice(decor.page_lines) for _ in range(30)).split()
         y = py + size // 2
