@@ -240,3 +240,14 @@ def test_a_read_as_sure_that_holds_the_winner_and_more_wins_over_more_reads_that
     # A longer read that is less sure than the winner does not win: its extra glyph may be picture detail.
     reads = [(0, "I found the letter in his coat", 0.9, 382), *reads[1:2], (830, *reads[3][1:]), *reads[4:]]
     assert [text for _, _, text in run(*segments(*reads))] == ["found the letter in his coat"]
+
+
+def test_one_read_of_many_with_a_line_more_does_not_win_the_cue() -> None:
+    # Seen on a libass clip (new seeds dev 21_two-line): a two-line cue over a panning picture, read six times
+    # across its segments; one read also boxed the last word of a sign above it ("HOURS") as a line of its own,
+    # and won as the read that "saw more". A line more is not a faint glyph more: the reads that agree win.
+    lines = "Why would anyone do that?\nWe're running out of time."
+    texts = [lines, lines, lines, lines, "HOURS\n" + lines, lines]
+    segments = [seg(400 * k, 400 * (k + 1), (400 * k + 40, 400 * k, text, 1.0), sim=0.5)
+                for k, text in enumerate(texts)]
+    assert run(*segments) == [(0, 2400, lines)]

@@ -359,9 +359,11 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
             scores.append((support + 0.5 * results[i].confidence, len(ti)))
         best = max(range(len(results)), key=lambda i: scores[i])
         # A read at least as sure that holds the winner and more saw more of the line, as with two reads above (a
-        # faint glyph at a pale line's start read by two reads of six).
+        # faint glyph at a pale line's start read by two reads of six); not a read with a line more (a sign's word
+        # boxed as a line above a two-line cue by one read of six).
         more = [i for i in range(len(results)) if len(plain[i]) > len(plain[best]) and plain[best] in plain[i]
-                and results[i].confidence >= results[best].confidence]
+                and results[i].confidence >= results[best].confidence
+                and len(results[i].lines) == len(results[best].lines)]
         if more:
             best = max(more, key=lambda i: scores[i])
     winner = results[best]
