@@ -408,6 +408,8 @@ def test_a_glyphs_only_line_is_read_again_in_the_picture_inside_its_box_and_the_
         if expected == text:
             found = result.glyphs_only.lines[0].box
             assert found is not None and (found.x, found.y) == (box.x - pad + 4, box.y - pad + 3)
+
+
 def test_a_glyph_image_is_read_also_cut_to_its_glyphs_on_grey_and_the_surer_read_kept() -> None:
     """PP-OCR's detector often boxes nothing, or drops a glyph, in a band-wide image of light glyphs on black
     (libass corpus, new seeds, dev 13_cuts: a CJK subtitle half over a page): the glyph image is also read cut to

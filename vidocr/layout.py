@@ -618,8 +618,9 @@ def glyph_view(glyphs: np.ndarray, line_height: int) -> tuple[np.ndarray, int]:
 
     PP-OCR's detector, trained on pictures, often boxes nothing in a band-wide image of light glyphs on black
     (session 17: 6 of 12 glyph images of one subtitle over a page, libass new-seeds dev ``13_cuts``, read
-    empty); cut to the glyphs on grey it boxed 12 of them (tests/test_libass_classes.py: 23 of 41 glyph reads
-    of a subtitle over a panning page exact, 10 band-wide on black)."""
+    empty); cut to the glyphs on grey it boxed a line in all 12. The worker reads both and keeps the surer
+    (vidocr.ocrqueue; tests/test_libass_classes.py: 23 of 41 glyph reads of a subtitle over a panning page exact,
+    10 band-wide on black alone)."""
     lit = np.asarray(glyphs.max(axis=2) > 0)
     cols = np.flatnonzero(lit.any(axis=0))
     if not cols.size:

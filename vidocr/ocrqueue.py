@@ -213,14 +213,15 @@ class OcrWorker:
     def _glyphs_read(self, glued: list[tuple[int, np.ndarray, int]]) -> list[OcrResult]:
         """The reads of glyph images ((read index, image, line height), vidocr.layout.glyph_image): each image is
         read as it is and cut to its glyphs on grey (vidocr.layout.glyph_view), and the surer read is kept
-        (:func:`_sureness`). PP-OCR's detector often boxes nothing, or drops a glyph, in a band-wide image of light
-        glyphs on black (a CJK subtitle half over a page); on grey, picture specks beside a subtitle that black hides
-        can be read as characters (a '"' before a Latin line)."""
+        (``OcrResult.confidence``: its lines' mean, weighted by their characters). PP-OCR's detector often boxes
+        nothing, or drops a glyph, in a band-wide image of light glyphs on black (a CJK subtitle half over a page);
+        on grey, picture specks beside a subtitle that black hides can be read as characters (a '"' before a Latin
+        line)."""
         images = [image for _, image, _ in glued]
         views = [glyph_view(image, height) for _, image, height in glued]
         reads = self.engine.recognize([*images, *(view for view, _ in views)], self.task)
         return [
-            seen.shifted(x0, 0) if _sureness(seen) > _sureness(read) else read
+            seen.shifted(x0, 0) if seen.confidence > read.confidence else read
             for read, seen, (_, x0) in zip(reads[: len(glued)], reads[len(glued) :], views, strict=True)
         ]
 
@@ -268,10 +269,10 @@ class OcrWorker:
             low = [ln.box.h for ln in result.lines if ln.box is not None and _printlike(ln)]
             page = read_id in self._pages
             self._pages.discard(read_id)
-            heights = low or [ln.box.h for ln in result.lines if ln.box is not None] or [crop.shape[0] // 3]
-            image = glyph_image(crop, max(heights)) if len(low) >= PRINT_BLOCK or page else None
+            height = max(low or [ln.box.h for ln in result.lines if ln.box is not None] or [crop.shape[0] // 3])
+            image = glyph_image(crop, height) if len(low) >= PRINT_BLOCK or page else None
             if image is not None:
-                glued.append((k, image, max(heights)))
+                glued.append((k, image, height))
         measured = self._runs_alone(measured, [crop for _, crop, _ in items])
         if glued:
             again = self._glyphs_read(glued)
@@ -287,12 +288,6 @@ def _replaced(reads: list[OcrResult], lines: dict[tuple[int, int], OcrLine]) -> 
     """``reads`` with the lines given by (read, line) index replaced."""
     return [replace(read, lines=tuple(lines.get((i, j), ln) for j, ln in enumerate(read.lines)))
             if any(key[0] == i for key in lines) else read for i, read in enumerate(reads)]
-
-
-def _sureness(read: OcrResult) -> float:
-    """A read's confidence: its lines' mean, weighted by their characters (0 for a read of nothing)."""
-    sizes = [len(ln.text.strip()) for ln in read.lines]
-    return sum(n * ln.confidence for n, ln in zip(sizes, read.lines, strict=True)) / max(1, sum(sizes))
 
 
 def _line_crop(crop: np.ndarray, box: Box) -> tuple[np.ndarray, int, int]:
