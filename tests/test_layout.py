@@ -11,6 +11,7 @@ import numpy as np
 from vidocr.engines import OcrEngine
 from vidocr.layout import (
     CENTRED_EVIDENCE,
+    GLUED_FILL_MAX,
     GLYPHS_ONLY_SURE,
     HOLD_READS,
     LIGHT_EVIDENCE,
@@ -331,6 +332,32 @@ def test_the_ocr_worker_reads_a_block_of_print_again_glyphs_only_and_the_layout_
     assert SubtitleLayout(WIDTH).filter(result).text == "Where were you last night?"
     assert _proven(SubtitleLayout(WIDTH)).filter(result).text == "Where were you last night?"
 
+
+
+def test_a_read_that_found_nothing_but_a_line_of_print_is_read_again_glyphs_only() -> None:
+    """The detector boxed one line of the page and not the subtitle over it (libass corpus, new seeds, dev 13_cuts:
+    a CJK subtitle over a page just cut to): the band is read again with its closed light glyphs alone. A lone
+    line of print beside a line that is not print (a sign beside the subtitle) is not: its specks read alone are
+    junk."""
+    from vidocr.ocrqueue import OcrWorker
+
+    image, box, print_boxes = _subtitle_over_page()
+    printed = OcrLine("the train leaves at half past nine", 0.9, print_boxes[0])
+    subtitle = OcrLine("Where were you last night?", 0.9, box)
+    alone = OcrResult((OcrLine("Where were you last night?", 0.95, box),))
+    for band, again in [(OcrResult((printed,)), True), (OcrResult((printed, subtitle)), False)]:
+        engine = _ScriptedEngine([band, alone, OcrResult(()), OcrResult(())])
+        worker = OcrWorker(engine, Task.SUBTITLE, batch=1, queue_size=2)  # type: ignore[arg-type]
+        worker.submit(1, image)
+        worker.close()
+        result = worker.take()[1]
+        assert result.lines[0].fill is not None and result.lines[0].fill <= GLUED_FILL_MAX  # measured as print
+        assert worker.glyph_reads == int(again), band.text
+        if again:
+            assert result.glyphs_only is not None and result.glyphs_only.text == "Where were you last night?"
+            assert SubtitleLayout(WIDTH).filter(result).text == "Where were you last night?"
+        else:
+            assert result.glyphs_only is None and len(engine.calls) == 1
 
 def _glued_read(sure: float = 0.95) -> OcrResult:
     """Print above a line where the subtitle was read glued to print; its glyphs-only read found the subtitle."""

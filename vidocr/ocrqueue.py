@@ -22,7 +22,8 @@ from vidocr.layout import GLUED_FILL_MAX, SAME_TEXT, glyph_image, glyph_view, wi
 from vidocr.textnorm import text_similarity
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
-#: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only.
+#: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only
+#: (one is enough when the read has no other line).
 PRINT_BLOCK = 2
 
 
@@ -263,14 +264,17 @@ class OcrWorker:
         measured = [with_fill(result, crop) for (_, crop, _), result in zip(items, results, strict=True)]
         # A read with lines that look like print (a page, a letter, a screen of text) is read again with the
         # crop's closed light glyphs alone: a subtitle over the print, without the print (the zone's layout
-        # decides which read to believe). A lone sign is not worth it: its specks read alone are junk.
+        # decides which read to believe). So is a read that found a line of print and nothing else: the detector
+        # boxed the page's line and not the subtitle over it. A lone sign beside other lines is not worth it: its
+        # specks read alone are junk.
         glued = []
         for k, ((read_id, crop, _), result) in enumerate(zip(items, measured, strict=True)):
             low = [ln.box.h for ln in result.lines if ln.box is not None and _printlike(ln)]
             page = read_id in self._pages
             self._pages.discard(read_id)
             height = max(low or [ln.box.h for ln in result.lines if ln.box is not None] or [crop.shape[0] // 3])
-            image = glyph_image(crop, height) if len(low) >= PRINT_BLOCK or page else None
+            only_print = bool(low) and len(low) == sum(ln.box is not None for ln in result.lines)
+            image = glyph_image(crop, height) if len(low) >= PRINT_BLOCK or page or only_print else None
             if image is not None:
                 glued.append((k, image, height))
         measured = self._runs_alone(measured, [crop for _, crop, _ in items])
