@@ -437,6 +437,45 @@ def test_a_subtitle_partly_lost_to_moving_texture_holds_until_its_glyphs_go() ->
     assert all(b == a2 for (_, b), (a2, _) in zip(shown, shown[1:], strict=False)), spans  # ...with no gap
 
 
+
+def test_a_subtitle_gone_over_moving_texture_ends_there_though_the_next_covers_its_place() -> None:
+    # Seen on a libass clip (new seeds, dev 16, a half-transparent box over a panning motorbike): a subtitle leaves
+    # and its glyphs are gone for ten frames (their survivors fell); then the next subtitle, drawn over their place,
+    # covers all of it in one frame and most of it after, while the moving picture keeps the next state from holding.
+    # The frame that covered it all restarted the survivors, which then "survived" in the next subtitle's strokes:
+    # the old subtitle was taken for still shown, and its cue ran on across the gap into the next one's start.
+    scale = analysis_scale(WIDTH)
+    old = edge_mask(band("到了桥那边往左拐", ellipse=False), scale)
+    img = Image.fromarray(band(None, ellipse=False))
+    font = ImageFont.truetype(str(FONT_PATH), FONT)
+    ImageDraw.Draw(img).text((400, 12), "你昨天晚上去哪儿了", font=font, fill=240, stroke_width=3, stroke_fill=0)
+    top = edge_mask(np.asarray(img), scale)  # the next subtitle's first line; its second covers the old one's place
+    cols = np.flatnonzero(old.any(axis=0))
+    most = np.maximum(top, old)
+    most[:, cols[0] + int(0.7 * (cols[-1] - cols[0])) :] = top[:, cols[0] + int(0.7 * (cols[-1] - cols[0])) :]
+    covering = np.maximum(top, old)
+
+    def texture(seed: int) -> np.ndarray:
+        specks = np.zeros_like(old)
+        r = np.random.default_rng(seed)
+        for _ in range(300):  # short bright strokes with dark rims, placed anew each frame: a moving picture
+            y, x = int(r.integers(0, old.shape[0] - 8)), int(r.integers(0, old.shape[1] - 8))
+            specks[y : y + int(r.integers(3, 8)), x : x + int(r.integers(2, 6))] = 255
+        return specks
+
+    frames = ([old] * 10 + [texture(i) for i in range(10, 20)] + [np.maximum(covering, texture(20))]
+              + [np.maximum(most, texture(i)) for i in range(21, 26)] + [most] * 10)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    spans: list[tuple[int, int, bool]] = []
+    for i, edges in enumerate(frames):
+        spans += [(e.segment.start.pts, e.end.pts, e.segment.has_text) for e in det.push(Timestamp(i, TB), edges)
+                  if isinstance(e, SegmentEnded)]
+    spans += [(e.segment.start.pts, e.end.pts, e.segment.has_text) for e in det.finish(Timestamp(len(frames), TB))
+              if isinstance(e, SegmentEnded)]
+    assert spans[0] == (0, 10, True), spans  # the old subtitle ends where it left
+    assert spans[-1][2] and spans[-1][0] <= 21, spans
+
+
 def test_text_on_the_first_frame_is_read_again_once_it_held() -> None:
     # A video cut from a longer one can start in a subtitle's fade-in (the real Russian clip: "ЭТО У БКА" at 0.70
     # on frame 0, "ЭТО УЛЫБКА" 12 frames later). The first frame is read at once, as it may be gone before it

@@ -231,6 +231,9 @@ class BandChangeDetector:
         self._read_cores: tuple[np.ndarray, list[tuple[slice, slice]]] | None = None
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
+        #: The shown subtitle's survivors fell (see _survival) since it was first missing (``_left_at``): it left, and
+        #: survivors of its glyphs' places found later are another subtitle's glyphs drawn there.
+        self._fell = False
         #: The latest sample, since the shown subtitle was last seen whole, that had lost its glyphs.
         self._gone: Timestamp | None = None
         #: Pixels of the shown subtitle's mask that have been there in every sample since it appeared:
@@ -324,7 +327,9 @@ class BandChangeDetector:
             self._gone = ts
         if seen is not None:
             self._survive(seg.mask, edges, seen, shown)
-            if sim < opts.same_threshold and self._survival(seg.mask) is True:
+            survival = self._survival(seg.mask)
+            self._fell = self._fell or (self._left_at is not None and survival is False)
+            if sim < opts.same_threshold and survival is True and not self._fell:
                 # Its glyphs were partly lost to a moving picture, but the ones left stay: still shown.
                 held, self._left_at = True, None
         if sim >= opts.same_threshold and (seg.has_text or lines):
@@ -344,7 +349,7 @@ class BandChangeDetector:
                 track.back_ts, track.back_left = self._back_at(gone, ts, mask), left
             self._gone = None
             self._pending = None
-            self._left_at = None
+            self._left_at, self._fell = None, False
             if seen is not None:
                 if self._glyphs is not None:
                     self._glyphs = self._glyphs & seen
@@ -372,7 +377,7 @@ class BandChangeDetector:
         self._pending = None
         boundary = pend.first
         gap: Timestamp | None = None
-        surviving = self._survival(seg.mask) is True
+        surviving = self._survival(seg.mask) is True and not self._fell
         back, back_left = self._track.back_ts, self._track.back_left
         came_back = False
         if seg.has_text and back is not None and back_left is not None and pend.lines and not surviving:
@@ -409,6 +414,7 @@ class BandChangeDetector:
         if not seg.has_text and pend.lines:
             boundary = self._shown_since(boundary, self._core_glyphs(pend.mask, pend.lines), seg.start)
         self._left_at = self._gone = None
+        self._fell = False
         seg.end = gap or boundary
         yield SegmentEnded(seg, seg.end)
         index = seg.index + 1
