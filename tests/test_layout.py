@@ -272,6 +272,20 @@ def test_a_centred_line_of_several_boxes_stays_whole() -> None:
     assert layout.filter(OcrResult((sign,))).text == "CITY LIBRARY"
 
 
+
+def test_a_subtitle_read_centred_then_glued_to_a_sign_is_cut_back_to_its_text() -> None:
+    # Seen on a libass clip (new seeds, check 17_pale): "(sighs)" read whole and centred, then, as the picture panned
+    # a "NO PARKING" sign under it, read in one detector box with the sign's end: "(sighs)KING", off-centre, dropped.
+    layout = SubtitleLayout(WIDTH)
+    for _ in range(CENTRED_EVIDENCE + 1):
+        assert layout.filter(OcrResult((_centred("(sighs)", 150),))).text == "(sighs)"
+    glued = replace(_line("(sighs)KING", 565, 248), text_cols=(565, 813))
+    assert layout.filter(OcrResult((glued,))).text == "(sighs)"
+    # A text the zone never read centred is not cut out of a line, nor one whose share of the line is off-centre.
+    assert SubtitleLayout(WIDTH).filter(OcrResult((glued,))).text == "(sighs)KING"  # nothing proven: kept as read
+    sign = replace(_line("(sighs) PARKING", 300, 400), text_cols=(300, 700))
+    assert layout.filter(OcrResult((sign,))).text == ""
+
 def test_a_line_is_centred_by_where_the_recogniser_found_its_text() -> None:
     # The detector's box took in bright chrome left of the subtitle (and glyph ink can too: closed light
     # shapes); the recogniser's first and last characters are where the text is.

@@ -256,6 +256,9 @@ class SubtitleLayout:
             self._height_fits(alone.box)
         ):
             return alone
+        said = self._said_prefix_or_suffix(line)
+        if said is not None:
+            return said
         if not parts:
             return line
         best: tuple[int, int] | None = None  # (first, last) part of the longest centred run
@@ -280,6 +283,40 @@ class SubtitleLayout:
             parts=tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else (),
             char_conf=probs[start:end] if probs is not None and len(probs) == len(line.text) else None,
         )
+
+    def _said_prefix_or_suffix(self, line: OcrLine) -> OcrLine | None:
+        """``line`` cut to a text the zone read centred lately (see _said) that it starts or ends with, when that
+        text's share of the line's text columns (by characters) is centred: a subtitle read whole and centred, then
+        glued in one detector box to a sign the moving picture brought under it ("(sighs)KING"); else None."""
+        cols = _text_cols(line)
+        text = line.text
+        if cols is None or not self._said or len(text) < 4:
+            return None
+        for said in dict.fromkeys(reversed(self._said)):
+            if len(said) < 2 or len(said) > len(text) - 2:
+                continue
+            if text.startswith(said):
+                start, end = 0, len(said)
+            elif text.endswith(said):
+                start, end = len(text) - len(said), len(text)
+            else:
+                continue
+            step = (cols[1] - cols[0]) / len(text)
+            run = (round(cols[0] + start * step), round(cols[0] + end * step))
+            box = _box(line)
+            if not self.centred(box, run):
+                continue
+            probs = line.char_conf
+            return replace(
+                line,
+                text=said,
+                box=Box(run[0], box.y, run[1] - run[0], box.h),
+                ink=None,
+                text_cols=run,
+                parts=(),
+                char_conf=probs[start:end] if probs is not None and len(probs) == len(text) else None,
+            )
+        return None
 
     def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
         """``lines`` without text that moved sideways since an earlier read of the same text: a renderer draws
