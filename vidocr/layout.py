@@ -271,18 +271,9 @@ class SubtitleLayout:
         if best is None:
             return line
         kept = parts[best[0] : best[1] + 1]
-        run = _union(p.box for p in kept)
         start, end = min(p.start for p in kept), max(p.end for p in kept)
-        probs = line.char_conf
-        return replace(
-            line,
-            text=line.text[start:end],
-            box=run,
-            ink=_clipped(line.ink, run),
-            text_cols=_clipped(line.text_cols, run),
-            parts=tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else (),
-            char_conf=probs[start:end] if probs is not None and len(probs) == len(line.text) else None,
-        )
+        return _cut(line, start, end, _union(p.box for p in kept),
+                    tuple(replace(p, start=p.start - start, end=p.end - start) for p in kept) if len(kept) > 1 else ())
 
     def _said_prefix_or_suffix(self, line: OcrLine) -> OcrLine | None:
         """``line`` cut to a text the zone read centred lately (see _said) that it starts or ends with, when that
@@ -304,18 +295,8 @@ class SubtitleLayout:
             step = (cols[1] - cols[0]) / len(text)
             run = (round(cols[0] + start * step), round(cols[0] + end * step))
             box = _box(line)
-            if not self.centred(box, run):
-                continue
-            probs = line.char_conf
-            return replace(
-                line,
-                text=said,
-                box=Box(run[0], box.y, run[1] - run[0], box.h),
-                ink=None,
-                text_cols=run,
-                parts=(),
-                char_conf=probs[start:end] if probs is not None and len(probs) == len(text) else None,
-            )
+            if self.centred(box, run):
+                return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
         return None
 
     def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
@@ -415,6 +396,20 @@ def _clipped(cols: tuple[int, int] | None, box: Box) -> tuple[int, int] | None:
         return None
     x0, x1 = max(cols[0], box.x), min(cols[1], box.x + box.w)
     return (x0, x1) if x0 < x1 else None
+
+
+def _cut(line: OcrLine, start: int, end: int, box: Box, parts: tuple[OcrPart, ...] = ()) -> OcrLine:
+    """``line`` cut to its characters ``start:end``, drawn in ``box`` (``parts``: the detector boxes it keeps)."""
+    probs = line.char_conf
+    return replace(
+        line,
+        text=line.text[start:end],
+        box=box,
+        ink=_clipped(line.ink, box),
+        text_cols=_clipped(line.text_cols, box),
+        parts=parts,
+        char_conf=probs[start:end] if probs is not None and len(probs) == len(line.text) else None,
+    )
 
 
 def _chars(parts: Sequence[OcrPart]) -> int:
