@@ -272,7 +272,6 @@ def test_a_centred_line_of_several_boxes_stays_whole() -> None:
     assert layout.filter(OcrResult((sign,))).text == "CITY LIBRARY"
 
 
-
 def test_a_subtitle_read_centred_then_glued_to_a_sign_is_cut_back_to_its_text() -> None:
     # Seen on a libass clip (new seeds, check 17_pale): "(sighs)" read whole and centred, then, as the picture panned
     # a "NO PARKING" sign under it, read in one detector box with the sign's end: "(sighs)KING", off-centre, dropped.
@@ -285,6 +284,7 @@ def test_a_subtitle_read_centred_then_glued_to_a_sign_is_cut_back_to_its_text() 
     assert SubtitleLayout(WIDTH).filter(OcrResult((glued,))).text == "(sighs)KING"  # nothing proven: kept as read
     sign = replace(_line("(sighs) PARKING", 300, 400), text_cols=(300, 700))
     assert layout.filter(OcrResult((sign,))).text == ""
+
 
 def test_a_line_is_centred_by_where_the_recogniser_found_its_text() -> None:
     # The detector's box took in bright chrome left of the subtitle (and glyph ink can too: closed light
@@ -347,7 +347,6 @@ def test_the_ocr_worker_reads_a_block_of_print_again_glyphs_only_and_the_layout_
     assert _proven(SubtitleLayout(WIDTH)).filter(result).text == "Where were you last night?"
 
 
-
 def test_a_read_that_found_nothing_but_a_line_of_print_is_read_again_glyphs_only() -> None:
     """The detector boxed one line of the page and not the subtitle over it (libass corpus, new seeds, dev 13_cuts:
     a CJK subtitle over a page just cut to): the band is read again with its closed light glyphs alone. A lone
@@ -372,6 +371,7 @@ def test_a_read_that_found_nothing_but_a_line_of_print_is_read_again_glyphs_only
             assert SubtitleLayout(WIDTH).filter(result).text == "Where were you last night?"
         else:
             assert result.glyphs_only is None and len(engine.calls) == 1
+
 
 def _glued_read(sure: float = 0.95) -> OcrResult:
     """Print above a line where the subtitle was read glued to print; its glyphs-only read found the subtitle."""

@@ -283,6 +283,7 @@ class SubtitleLayout:
         text = line.text
         if cols is None or not self._said or len(text) < 4:
             return None
+        box = _box(line)
         for said in dict.fromkeys(reversed(self._said)):
             if len(said) < 2 or len(said) > len(text) - 2:
                 continue
@@ -294,7 +295,6 @@ class SubtitleLayout:
                 continue
             step = (cols[1] - cols[0]) / len(text)
             run = (round(cols[0] + start * step), round(cols[0] + end * step))
-            box = _box(line)
             if self.centred(box, run):
                 return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
         return None
