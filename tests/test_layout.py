@@ -286,6 +286,47 @@ def test_a_subtitle_read_centred_then_glued_to_a_sign_is_cut_back_to_its_text() 
     assert layout.filter(OcrResult((sign,))).text == ""
 
 
+def test_a_sign_read_alone_then_glued_to_a_subtitle_is_cut_off_it() -> None:
+    # Seen on a libass clip (new seeds, dev 19_ts-signs): a shop sign "咖啡馆" read alone in the gaps, then glued by
+    # PP-OCR's detector to the subtitle that half covers it: "咖啡别打开那扇门", off-centre, dropped (a cue lost).
+    def read_sign(layout: SubtitleLayout, times: int) -> None:
+        for _ in range(times):
+            assert layout.filter(OcrResult((replace(_line("咖啡馆", 480, 96), text_cols=(480, 576)),))).text == ""
+
+    def proven() -> SubtitleLayout:
+        layout = SubtitleLayout(WIDTH)
+        for i in range(CENTRED_EVIDENCE + 1):
+            layout.filter(OcrResult((_centred(f"subtitle {i}", 500),)))
+        return layout
+
+    glued = replace(_line("咖啡别打开那扇门", 480, 256), text_cols=(480, 736))
+    layout = proven()
+    read_sign(layout, 2)
+    assert layout.filter(OcrResult((glued,))).text == "别打开那扇门"
+    # A text read off-centre once may be a subtitle glued to a sign (read differently each time): nothing is cut.
+    once = proven()
+    read_sign(once, 1)
+    assert once.filter(OcrResult((glued,))).text == ""
+    # The sign's first characters drawn away from where the sign was are not the sign.
+    elsewhere = replace(_line("咖啡别打开那扇门", 700, 256), text_cols=(700, 956))
+    assert layout.filter(OcrResult((elsewhere,))).text == ""
+    # A centred line is cut only where its rest is more centred than it...
+    layout = proven()
+    read_sign(layout, 2)
+    centred = replace(_line("咖啡别打开那扇门", 512, 256), text_cols=(512, 768))
+    assert layout.filter(OcrResult((centred,))).text == "咖啡别打开那扇门"
+    shifted = replace(_line("咖啡别打开那扇门", 490, 256), text_cols=(490, 746))
+    assert layout.filter(OcrResult((shifted,))).text == "别打开那扇门"
+    # ... or is a text the zone read centred (here "SALE 50%" drawn over the subtitle's start: no columns tell).
+    for _ in range(2):
+        layout.filter(OcrResult((replace(_line("SALE 50%", 200, 160), text_cols=(200, 360)),)))
+    layout.filter(OcrResult((_centred("Put the box on the table, please.", 600),)))
+    sale = replace(_centred("SALE 50%Put the box on the table, please.", 640), text_cols=(320, 960))
+    assert layout.filter(OcrResult((sale,))).text == "Put the box on the table, please."
+    unsaid = replace(sale, text="SALE 50%Put the cup on the table, please.")
+    assert layout.filter(OcrResult((unsaid,))).text == "SALE 50%Put the cup on the table, please."
+
+
 def test_a_line_is_centred_by_where_the_recogniser_found_its_text() -> None:
     # The detector's box took in bright chrome left of the subtitle (and glyph ink can too: closed light
     # shapes); the recogniser's first and last characters are where the text is.

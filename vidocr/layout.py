@@ -35,6 +35,7 @@ only once the zone has shown light-glyph subtitles (LIGHT_EVIDENCE lines); then 
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
@@ -90,6 +91,9 @@ AXIS_EVIDENCE = 3
 HOLD_READS = 24
 #: Texts at least this similar are one subtitle read twice (as vidocr.merge's ``same_read``).
 SAME_TEXT = 0.75
+#: Reads a text read off-centre must have been in before a subtitle line is cut free of it (a sign's text is read
+#: the same again; a subtitle glued to a sign is read differently each time).
+SIGN_READS = 2
 #: Lines of one left- or right-aligned block are at most this many line heights apart (rendered line spacing
 #: leaves 0-0.5).
 BLOCK_GAP = 0.8
@@ -114,6 +118,9 @@ class SubtitleLayout:
         self._offcentre: OrderedDict[str, None] = OrderedDict()  # texts of the reads without a centred line
         self._reads = 0  # reads with text judged
         self._said: deque[str] = deque(maxlen=32)  # texts of the latest centred lines
+        #: Texts of the latest lines read off-centre (signs, print), the columns their text was drawn at last and
+        #: how many reads had them.
+        self._aside: OrderedDict[str, tuple[tuple[int, int], int]] = OrderedDict()
         #: Lines read with light, outlined glyphs (see glyph_fill), shared by the zones of a video: a zone over a
         #: book page may see none of the video's subtitles.
         self.glyphs = glyphs or GlyphEvidence()
@@ -226,6 +233,13 @@ class SubtitleLayout:
         self._heights.extend(_box(ln).h for ln in anchors)
         self._centres.extend(_centre(_box(ln), _text_cols(ln)) for ln in anchors)
         self._said.extend(ln.text for ln in anchors)
+        for ln in lines:
+            cols = _text_cols(ln)
+            if ln not in anchors and cols is not None and comparable(ln.text):
+                _, seen = self._aside.pop(ln.text, (cols, 0))
+                self._aside[ln.text] = (cols, seen + 1)
+        while len(self._aside) > 32:
+            self._aside.popitem(last=False)
 
     def _without_print(self, result: OcrResult, drop: bool) -> tuple[OcrResult, int]:
         """``result`` without its lines of print (with ``drop``: once the zone has shown light subtitles; before
@@ -250,13 +264,13 @@ class SubtitleLayout:
         line as it is."""
         box, parts = _box(line), line.parts
         if self.centred(box, _text_cols(line)):
-            return line
+            return self._without_aside(line, centred=True) or line
         alone = line.alone  # its run of subtitle-like glyphs read alone (a Latin subtitle glued to Latin print)
         if alone is not None and alone.box is not None and self.centred(alone.box, _text_cols(alone)) and (
             self._height_fits(alone.box)
         ):
             return alone
-        said = self._said_prefix_or_suffix(line)
+        said = self._said_prefix_or_suffix(line) or self._without_aside(line, centred=False)
         if said is not None:
             return said
         if not parts:
@@ -297,6 +311,45 @@ class SubtitleLayout:
             run = (round(cols[0] + start * step), round(cols[0] + end * step))
             if self.centred(box, run):
                 return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
+        return None
+
+    def _without_aside(self, line: OcrLine, centred: bool) -> OcrLine | None:
+        """``line`` without a first or last run of characters that a text read off-centre in several reads lately
+        (see _aside: a sign, a shop front) starts or ends with: the detector glued the sign to the subtitle's
+        line when the subtitle came ("咖啡别打开那扇门" under a sign "咖啡馆" the subtitle half covers). Cut when
+        the rest is a text the zone read centred lately (see _said) and the whole line is ``centred``, or when the
+        run is drawn where the sign was and the rest is centred (by characters) and, for a ``centred`` line, more
+        centred than the whole; else None."""
+        cols = _text_cols(line)
+        text = line.text
+        if cols is None or not self._aside or len(text) < 3:
+            return None
+        box = _box(line)
+        step = (cols[1] - cols[0]) / len(text)
+        off = abs(_centre(box, cols) - self.axis)
+        for sign, ((s0, s1), seen) in reversed(self._aside.items()):
+            if sign == text or seen < SIGN_READS:
+                continue
+            head = len(os.path.commonprefix([text, sign]))
+            tail = len(os.path.commonprefix([text[::-1], sign[::-1]]))
+            for glued in ((0, head), (len(text) - tail, len(text))):
+                if not comparable(text[glued[0] : glued[1]]):
+                    continue
+                start, end = (glued[1], len(text)) if glued[0] == 0 else (0, glued[0])
+                while start < end and text[start].isspace():
+                    start += 1
+                while end > start and text[end - 1].isspace():
+                    end -= 1
+                if len(comparable(text[start:end])) < 2:
+                    continue
+                if centred and text[start:end] in self._said:
+                    return _cut(line, start, end, box, ())
+                g0, g1 = cols[0] + glued[0] * step, cols[0] + glued[1] * step
+                if g0 < s0 - step or g1 > s1 + step:
+                    continue
+                run = (round(cols[0] + start * step), round(cols[0] + end * step))
+                if self.centred(box, run) and (not centred or abs(_centre(box, run) - self.axis) < off):
+                    return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
         return None
 
     def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
