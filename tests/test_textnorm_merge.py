@@ -221,6 +221,29 @@ def test_segments_whose_reads_differ_in_length_join_when_some_read_of_each_saw_t
     assert [text for _, _, text in cues] == ["你听我说", "你听我说完"]
 
 
+def test_a_read_across_a_cut_that_lost_a_glyph_inside_the_line_keeps_its_width_and_joins() -> None:
+    # Seen on a libass clip (new seeds, dev 13_cuts): a cut to a page of print; the subtitle's glyph image read
+    # "你天晚上去哪儿了" for "你昨天晚上去哪儿了", its box a little wider and left of the first read's (not the
+    # same extent): the cue was split at the cut.
+    cues = run(
+        SegmentRecord(0, 1900, [boxed(40, "你昨天晚上去哪儿了", Box(300, 8, 247, 37))]),
+        SegmentRecord(1900, 2300, [boxed(1940, "你天晚上去哪儿了", Box(288, 8, 262, 37), 0.93)], 0.0),
+    )
+    assert cues == [(0, 2300, "你昨天晚上去哪儿了")]
+    # A subtitle that lost a character in place is narrower by it: two cues.
+    cues = run(
+        SegmentRecord(0, 1900, [boxed(40, "你昨天晚上去哪儿了", Box(300, 8, 247, 37))]),
+        SegmentRecord(1900, 2300, [boxed(1940, "你天晚上去哪儿了", Box(313, 8, 220, 37), 0.93)], 0.0),
+    )
+    assert [text for _, _, text in cues] == ["你昨天晚上去哪儿了", "你天晚上去哪儿了"]
+    # As wide, but not the same characters in order: two cues.
+    cues = run(
+        SegmentRecord(0, 1900, [boxed(40, "你昨天晚上去哪儿了", Box(300, 8, 247, 37))]),
+        SegmentRecord(1900, 2300, [boxed(1940, "你天晚上去哪里了", Box(288, 8, 262, 37), 0.93)], 0.0),
+    )
+    assert [text for _, _, text in cues] == ["你昨天晚上去哪儿了", "你天晚上去哪里了"]
+
+
 def test_a_read_as_sure_that_holds_the_winner_and_more_wins_over_more_reads_that_lost_a_faint_glyph() -> None:
     # Seen on a libass clip (dev 05, a pale line over grass, split into segments by the moving picture): the faint
     # "I" at the line's start was read by two reads of six; the other four lost it. As with two reads, the one

@@ -253,8 +253,9 @@ class CueMerger:
         if len(ta) != len(tb):
             # Some read of each saw the line at the same extent: one read's box may take in print or detail
             # beside the line, while a subtitle changed in place changes the extent of every read.
-            return text_similarity(ta, tb) >= self.options.join_similarity and any(
-                _boxes_agree(_extent([ra]), _extent([rb])) for ra in a.results for rb in b.results
+            return text_similarity(ta, tb) >= self.options.join_similarity and (
+                any(_boxes_agree(_extent([ra]), _extent([rb])) for ra in a.results for rb in b.results)
+                or _glyphs_lost(ta, _extent(a.results), tb, _extent(b.results))
             )
         if mask_sim < self.options.join_mask:
             return False
@@ -326,6 +327,21 @@ def _within(inner: Box | None, outer: Box | None, tolerance: float = 0.04) -> bo
         return False
     slack = tolerance * max(outer.w, 1)
     return inner.x >= outer.x - slack and inner.x + inner.w <= outer.x + outer.w + slack
+
+
+def _glyphs_lost(ta: str, box_a: Box | None, tb: str, box_b: Box | None) -> bool:
+    """The shorter of two texts (comparable forms) is the longer with characters lost, read on a line as wide: its
+    characters in the same order, and its extent narrower by less than half the width the lost characters take
+    in the longer. A read that lost glyphs of a line (a cut put bright picture behind them, a glyph image read
+    without one) keeps the line's extent; a subtitle changed in place to fewer characters is narrower by them."""
+    if box_a is None or box_b is None or len(ta) == len(tb):
+        return False
+    (short, short_box), (long, long_box) = sorted(((ta, box_a), (tb, box_b)), key=lambda t: len(t[0]))
+    rest = iter(long)
+    if not all(c in rest for c in short):
+        return False
+    glyph = long_box.w / len(long)
+    return short_box.w > long_box.w - 0.5 * glyph * (len(long) - len(short))
 
 
 def _boxes_agree(a: Box | None, b: Box | None, tolerance: float = 0.04) -> bool:
