@@ -307,6 +307,13 @@ def test_a_sign_read_alone_then_glued_to_a_subtitle_is_cut_off_it() -> None:
     once = proven()
     read_sign(once, 1)
     assert once.filter(OcrResult((glued,))).text == ""
+    # A text read off-centre across the axis is a subtitle drawn a little aside (seen on a real clip: "这也太真实了吧.",
+    # then "这真的是游戏么" lost its "这"), not a sign.
+    aside = proven()
+    for _ in range(3):
+        aside.filter(OcrResult((replace(_line("这也太真实了吧.", 520, 330), text_cols=(520, 850)),)))
+    follows = replace(_line("这真的是游戏么", 512, 224), text_cols=(512, 736))
+    assert aside.filter(OcrResult((follows,))).text == "这真的是游戏么"
     # The sign's first characters drawn away from where the sign was are not the sign.
     elsewhere = replace(_line("咖啡别打开那扇门", 700, 256), text_cols=(700, 956))
     assert layout.filter(OcrResult((elsewhere,))).text == ""

@@ -314,12 +314,13 @@ class SubtitleLayout:
         return None
 
     def _without_aside(self, line: OcrLine, centred: bool) -> OcrLine | None:
-        """``line`` without a first or last run of characters that a text read off-centre in several reads lately
-        (see _aside: a sign, a shop front) starts or ends with: the detector glued the sign to the subtitle's
-        line when the subtitle came ("咖啡别打开那扇门" under a sign "咖啡馆" the subtitle half covers). Cut when
-        the rest is a text the zone read centred lately (see _said) and the whole line is ``centred``, or when the
-        run is drawn where the sign was and the rest is centred (by characters) and, for a ``centred`` line, more
-        centred than the whole; else None."""
+        """``line`` without a first or last run of characters that a text read off-centre in several reads lately,
+        wholly on one side of the axis (see _aside: a sign, a shop front), starts or ends with: the detector glued
+        the sign to the subtitle's line when the subtitle came ("咖啡别打开那扇门" under a sign "咖啡馆" the subtitle
+        half covers). Cut when the rest is a text the zone read centred lately (see _said) and the whole line is
+        ``centred``, or when the run is drawn where the sign was and the rest is centred (by characters) and, for a
+        ``centred`` line, more centred than the whole; else None. A text read across the axis is a subtitle judged
+        off-centre (drawn a little aside), whose first characters the next subtitle may share where it has them."""
         cols = _text_cols(line)
         text = line.text
         if cols is None or not self._aside or len(text) < 3:
@@ -328,7 +329,7 @@ class SubtitleLayout:
         step = (cols[1] - cols[0]) / len(text)
         off = abs(_centre(box, cols) - self.axis)
         for sign, ((s0, s1), seen) in reversed(self._aside.items()):
-            if sign == text or seen < SIGN_READS:
+            if sign == text or seen < SIGN_READS or s0 <= self.axis <= s1:
                 continue
             head = len(os.path.commonprefix([text, sign]))
             tail = len(os.path.commonprefix([text[::-1], sign[::-1]]))
