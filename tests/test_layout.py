@@ -348,6 +348,19 @@ def test_a_line_is_centred_by_where_the_recogniser_found_its_text() -> None:
     assert moved.text_cols == (266, 1020)
 
 
+def test_a_line_whose_first_glyph_the_recogniser_skipped_is_centred_by_its_glyphs() -> None:
+    # Seen on the real zh_strip clip: "诶？这些不都是动物吗？" read "？这些不都是动物吗？", the recogniser's columns
+    # starting after the glyph it skipped, off-centre: four real subtitles of the clip were dropped so.
+    layout = SubtitleLayout(WIDTH)
+    for i in range(CENTRED_EVIDENCE + 1):
+        layout.filter(OcrResult((_centred(f"subtitle {i}", 500),)))
+    skipped = replace(_line("？这些不都是动物吗？", 430, 420), text_cols=(500, 838), ink=(440, 840))
+    assert layout.filter(OcrResult((skipped,))).text == "？这些不都是动物吗？"
+    # Text the recogniser aligned outside the glyphs is a sign glued to the line: judged where it was read.
+    glued = replace(_line("CITY LIBItold you, I was at the office.", 290, 560), text_cols=(300, 840), ink=(440, 840))
+    assert layout.filter(OcrResult((glued,))).text == ""
+
+
 # A subtitle over a page of print: read again with its closed light glyphs alone.
 
 

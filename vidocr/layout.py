@@ -135,6 +135,18 @@ class SubtitleLayout:
         detector's box may take in picture detail beside it), else by its box."""
         return abs(_centre(box, cols) - self.axis) <= CENTRE_TOLERANCE * self.width + 0.15 * box.h
 
+    def _line_centred(self, line: OcrLine) -> bool:
+        """Whether a line's text is centred (see centred): where the recogniser aligned it, or where its closed
+        light glyphs are drawn when those take in all it aligned: the recogniser skipped a first or last glyph it
+        could not read ("诶？" read "？"). Text it aligned outside the glyphs is a sign glued to the line."""
+        box, cols, ink = _box(line), _text_cols(line), line.ink
+        if self.centred(box, cols):
+            return True
+        slack = 0.25 * box.h
+        return ink is not None and cols is not None and ink[0] - slack <= cols[0] and cols[1] <= ink[1] + slack and (
+            self.centred(box, ink)
+        )
+
     @property
     def axis(self) -> float:
         """The column the zone's subtitles are centred on: the band's middle until AXIS_EVIDENCE centred lines
@@ -214,7 +226,7 @@ class SubtitleLayout:
         return any(text_similarity(text, said) >= SAME_TEXT for said in self._said)
 
     def _anchors(self, lines: tuple[OcrLine, ...]) -> list[OcrLine]:
-        return [ln for ln in lines if self.centred(_box(ln), _text_cols(ln)) and self._height_fits(_box(ln))]
+        return [ln for ln in lines if self._line_centred(ln) and self._height_fits(_box(ln))]
 
     def _learn(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine], kept: tuple[OcrLine, ...]) -> None:
         """Count a read with text as centred or not; a read without a centred line whose texts were all read
@@ -262,8 +274,8 @@ class SubtitleLayout:
         """A line joined from several detector boxes that is not centred, cut to the longest run of its boxes
         that is (text in the picture beside a subtitle on its row, read into the subtitle's line); else the
         line as it is."""
-        box, parts = _box(line), line.parts
-        if self.centred(box, _text_cols(line)):
+        parts = line.parts
+        if self._line_centred(line):
             return self._without_aside(line, centred=True) or line
         alone = line.alone  # its run of subtitle-like glyphs read alone (a Latin subtitle glued to Latin print)
         if alone is not None and alone.box is not None and self.centred(alone.box, _text_cols(alone)) and (
