@@ -348,6 +348,28 @@ def test_a_line_is_centred_by_where_the_recogniser_found_its_text() -> None:
     assert moved.text_cols == (266, 1020)
 
 
+def test_an_ellipsis_the_detector_left_out_of_a_line_is_part_of_its_ink() -> None:
+    # Seen on the real zh_strip clip: "怎么回事啊......" boxed and read without its dots, so its text looked off-centre
+    # by half their width and the subtitle was dropped (eight of the clip's subtitles).
+    background = np.full((120, WIDTH), 60, np.uint8)
+    image, whole = _subtitle(background, "Wait......")
+    (word, _), _ = cv2.getTextSize("Wait", cv2.FONT_HERSHEY_DUPLEX, 1.6, 3)
+    box = Box(whole.x, whole.y, word + 8, whole.h)
+    line = with_fill(OcrResult((OcrLine("Wait", 0.9, box, text_cols=(box.x + 4, box.x + box.w - 4)),)), image).lines[0]
+    assert line.ink is not None and abs(line.ink[1] - (whole.x + whole.w - 4)) <= 6, (line.ink, whole)
+    layout = SubtitleLayout(WIDTH)
+    for i in range(CENTRED_EVIDENCE + 1):
+        layout.filter(OcrResult((_centred(f"subtitle {i}", 500),)))
+    assert layout.filter(OcrResult((line,))).text == "Wait"
+    # A full stop is no ellipsis, nor are shapes unlike one another after it: the ink ends at the stop.
+    (stop, _), _ = cv2.getTextSize("Wait.", cv2.FONT_HERSHEY_DUPLEX, 1.6, 3)
+    for text in ("Wait.", "Wait. . o O"):
+        image, whole = _subtitle(background, text)
+        box = Box(whole.x, whole.y, word + 8, whole.h)
+        line = with_fill(OcrResult((OcrLine("Wait", 0.9, box),)), image).lines[0]
+        assert line.ink is not None and line.ink[1] <= whole.x + 4 + stop + 2, (text, line.ink, whole)
+
+
 def test_a_line_whose_first_glyph_the_recogniser_skipped_is_centred_by_its_glyphs() -> None:
     # Seen on the real zh_strip clip: "诶？这些不都是动物吗？" read "？这些不都是动物吗？", the recogniser's columns
     # starting after the glyph it skipped, off-centre: four real subtitles of the clip were dropped so.

@@ -94,6 +94,12 @@ SAME_TEXT = 0.75
 #: Reads a text read off-centre must have been in before a subtitle line is cut free of it (a sign's text is read
 #: the same again; a subtitle glued to a sign is read differently each time).
 SIGN_READS = 2
+#: An ellipsis drawn on from a line's glyphs: at least ELLIPSIS_DOTS dots within ELLIPSIS_REACH line heights, each at
+#: most DOT_SIZE line heights across and DOT_GAP from the last (see _over_dots).
+ELLIPSIS_DOTS = 3
+ELLIPSIS_REACH = 4.0
+DOT_SIZE = 0.3
+DOT_GAP = 0.6
 #: Lines of one left- or right-aligned block are at most this many line heights apart (rendered line spacing
 #: leaves 0-0.5).
 BLOCK_GAP = 0.8
@@ -731,6 +737,49 @@ def glyph_view(glyphs: np.ndarray, line_height: int) -> tuple[np.ndarray, int]:
     return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR), x0
 
 
+def _over_dots(image: np.ndarray, box: Box, ink: tuple[int, int]) -> tuple[int, int]:
+    """``ink`` (a line's glyph columns in ``image``) moved out over a run of at least ELLIPSIS_DOTS dots drawn on
+    from either end (an ellipsis, "......" or "……": the detector leaves it out of the line's box, the recogniser
+    reads one dot of it or none, and the line looked off-centre by half its width). A dot: light fill with a dark
+    rim, at most DOT_SIZE line heights wide and tall; each dot at most DOT_GAP line heights from the last, on the
+    first one's rows and of its size (within a factor of two)."""
+    grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    h = box.h
+    y0, y1 = max(0, box.y - 2), min(grey.shape[0], box.y + h + 2)
+    first, last = ink
+    reach = int(ELLIPSIS_REACH * h)
+    for side in (1, -1):
+        x0, x1 = (last, min(grey.shape[1], last + reach)) if side > 0 else (max(0, first - reach), first)
+        if x1 - x0 < 3 or y1 - y0 < 3:
+            continue
+        window = np.ascontiguousarray(grey[y0:y1, x0:x1])
+        light = glyph_pixels(window, max(2, round(h * 0.06)))
+        count, _, stats, _ = cv2.connectedComponentsWithStats(light.view(np.uint8), connectivity=8)
+        most = DOT_SIZE * h
+        dots = sorted(
+            (int(x), int(y), int(w), int(hh))
+            for x, y, w, hh, _ in stats[1:count]
+            if w <= most and hh <= most
+        )
+        if side < 0:
+            dots = [(window.shape[1] - (x + w), y, w, hh) for x, y, w, hh in reversed(dots)]
+        end, run, shape = 0, 0, None  # end: columns from the ink so far
+        for x, y, w, hh in dots:
+            if x <= end:
+                continue  # cut by the window's edge: part of a glyph of the ink
+            if x - end > DOT_GAP * h:
+                break
+            if shape is not None and not (
+                abs((y + hh / 2) - shape[0]) <= 0.2 * h and 0.5 <= w / shape[1] <= 2 and 0.5 <= hh / shape[2] <= 2
+            ):
+                break
+            shape = shape or (y + hh / 2, w, hh)
+            end, run = x + w, run + 1
+        if run >= ELLIPSIS_DOTS:
+            first, last = (first, last + end) if side > 0 else (first - end, last)
+    return first, last
+
+
 def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:
     """``result`` with each boxed line's glyph fill and ink columns (:func:`measure_line`) measured on ``image``
     (the crop it was read from)."""
@@ -744,6 +793,8 @@ def with_fill(result: OcrResult, image: np.ndarray) -> OcrResult:
             ink = ink if share > PRINT_FILL_MAX else None
             if glued is None and ink is not None:
                 glued = _read_past(ln, ink)
+            if ink is not None and ln.box is not None:
+                ink = _over_dots(image, ln.box, ink)
             ln = replace(ln, fill=share, ink=ink, glued_cols=glued)
         lines.append(ln)
     return replace(result, lines=tuple(lines))
