@@ -142,16 +142,19 @@ class SubtitleLayout:
         return abs(_centre(box, cols) - self.axis) <= CENTRE_TOLERANCE * self.width + 0.15 * box.h
 
     def _line_centred(self, line: OcrLine) -> bool:
-        """Whether a line's text is centred (see centred): where the recogniser aligned it, or where its closed
-        light glyphs are drawn when those take in all it aligned: the recogniser skipped a first or last glyph it
-        could not read ("诶？" read "？"). Text it aligned outside the glyphs is a sign glued to the line."""
+        return self.centred(_box(line), self._centred_cols(line))
+
+    def _centred_cols(self, line: OcrLine) -> tuple[int, int] | None:
+        """Where a line's text is drawn, to centre it by (see centred): where the recogniser aligned it, unless
+        that is off-centre and the line's closed light glyphs (its ink), which take in all it aligned, are
+        centred: the recogniser skipped a first or last glyph it could not read ("诶？" read "？"). Text it
+        aligned outside the glyphs is a sign glued to the line."""
         box, cols, ink = _box(line), _text_cols(line), line.ink
-        if self.centred(box, cols):
-            return True
+        if self.centred(box, cols) or ink is None or cols is None:
+            return cols
         slack = 0.25 * box.h
-        return ink is not None and cols is not None and ink[0] - slack <= cols[0] and cols[1] <= ink[1] + slack and (
-            self.centred(box, ink)
-        )
+        inside = ink[0] - slack <= cols[0] and cols[1] <= ink[1] + slack
+        return ink if inside and self.centred(box, ink) else cols
 
     @property
     def axis(self) -> float:
@@ -249,7 +252,7 @@ class SubtitleLayout:
                 _remember(self._offcentre, texts)
         _remember(self._refused, (key for ln in lines if ln not in kept and len(key := comparable(ln.text)) >= 2))
         self._heights.extend(_box(ln).h for ln in anchors)
-        self._centres.extend(_centre(_box(ln), _text_cols(ln)) for ln in anchors)
+        self._centres.extend(_centre(_box(ln), self._centred_cols(ln)) for ln in anchors)
         self._said.extend(ln.text for ln in anchors)
         for ln in lines:
             cols = _text_cols(ln)
