@@ -328,10 +328,9 @@ class SubtitleLayout:
                 start, end = len(text) - len(said), len(text)
             else:
                 continue
-            step = (cols[1] - cols[0]) / len(text)
-            run = (round(cols[0] + start * step), round(cols[0] + end * step))
+            run = _chars_run(cols, len(text), start, end)
             if self.centred(box, run):
-                return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
+                return _cut_to(line, start, end, run)
         return None
 
     def _without_aside(self, line: OcrLine, centred: bool) -> OcrLine | None:
@@ -369,9 +368,9 @@ class SubtitleLayout:
                 g0, g1 = cols[0] + glued[0] * step, cols[0] + glued[1] * step
                 if g0 < s0 - step or g1 > s1 + step:
                     continue
-                run = (round(cols[0] + start * step), round(cols[0] + end * step))
+                run = _chars_run(cols, len(text), start, end)
                 if self.centred(box, run) and (not centred or abs(_centre(box, run) - self.axis) < off):
-                    return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
+                    return _cut_to(line, start, end, run)
         return None
 
     def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
@@ -485,6 +484,19 @@ def _cut(line: OcrLine, start: int, end: int, box: Box, parts: tuple[OcrPart, ..
         parts=parts,
         char_conf=probs[start:end] if probs is not None and len(probs) == len(line.text) else None,
     )
+
+
+def _chars_run(cols: tuple[int, int], length: int, start: int, end: int) -> tuple[int, int]:
+    """The columns characters ``start:end`` of a line's ``length`` take in its text columns ``cols``, estimated by
+    characters (all as wide)."""
+    step = (cols[1] - cols[0]) / length
+    return round(cols[0] + start * step), round(cols[0] + end * step)
+
+
+def _cut_to(line: OcrLine, start: int, end: int, run: tuple[int, int]) -> OcrLine:
+    """``line`` cut to its characters ``start:end``, drawn in the columns ``run`` on its rows."""
+    box = _box(line)
+    return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
 
 
 def _chars(parts: Sequence[OcrPart]) -> int:
@@ -746,16 +758,17 @@ def _over_dots(image: np.ndarray, box: Box, ink: tuple[int, int]) -> tuple[int, 
     reads one dot of it or none, and the line looked off-centre by half its width). A dot: light fill with a dark
     rim, at most DOT_SIZE line heights wide and tall; each dot at most DOT_GAP line heights from the last, on the
     first one's rows and of its size (within a factor of two)."""
-    grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     h = box.h
-    y0, y1 = max(0, box.y - 2), min(grey.shape[0], box.y + h + 2)
+    y0, y1 = max(0, box.y - 2), min(image.shape[0], box.y + h + 2)
     first, last = ink
     reach = int(ELLIPSIS_REACH * h)
     for side in (1, -1):
-        x0, x1 = (last, min(grey.shape[1], last + reach)) if side > 0 else (max(0, first - reach), first)
+        x0, x1 = (last, min(image.shape[1], last + reach)) if side > 0 else (max(0, first - reach), first)
         if x1 - x0 < 3 or y1 - y0 < 3:
             continue
-        window = np.ascontiguousarray(grey[y0:y1, x0:x1])
+        window = np.ascontiguousarray(image[y0:y1, x0:x1])
+        if window.ndim == 3:  # only the columns looked at, not the whole crop, for each line
+            window = cv2.cvtColor(window, cv2.COLOR_BGR2GRAY)
         light = glyph_pixels(window, max(2, round(h * 0.06)))
         count, _, stats, _ = cv2.connectedComponentsWithStats(light.view(np.uint8), connectivity=8)
         most = DOT_SIZE * h
