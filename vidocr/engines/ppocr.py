@@ -6,7 +6,8 @@ same text and boxes), without its Python wrapper: importing ``rapidocr.main`` pa
 tables with OmegaConf (~0.5 s of GIL-holding Python on our machine, serialised with everything else
 the pipeline starts with) and every call walks OmegaConf attributes (~7 ms of Python per band). Here
 a read is two ONNX Runtime calls (which release the GIL) and a little NumPy/OpenCV, so threads
-sharing one instance run in parallel.
+sharing one instance run in parallel. One step is ours: a detector kernel that is two lines at different
+heights joined end to end (a sign touching a subtitle) is cut in two before boxing (:func:`_step_pieces`).
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ class PpOcr:
         height, width = bitmap.shape
         contours, _ = cv2.findContours(bitmap * 255, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
         found = []
-        for contour in contours[: cfg.max_candidates]:
+        for contour in [piece for whole in contours[: cfg.max_candidates] for piece in _step_pieces(whole)]:
             points, short = _mini_box(contour)
             if short < 3:
                 continue
@@ -322,6 +323,72 @@ def _mini_box(contour: np.ndarray) -> tuple[np.ndarray, float]:
     a, d = (0, 1) if points[1][1] > points[0][1] else (1, 0)
     b, c = (2, 3) if points[3][1] > points[2][1] else (3, 2)
     return np.array([points[a], points[b], points[c], points[d]], np.float32), min(rect[1])
+
+
+#: A text kernel filling less of its rotated bounding rectangle than this is looked at for steps (a line's
+#: kernel is a band, so a straight line fills most of its rectangle, tilted or not).
+STEP_FILL = 0.85
+
+
+def _step_pieces(contour: np.ndarray) -> list[np.ndarray]:
+    """A text kernel that is two lines at different heights joined end to end, cut into the two (ours).
+
+    A sign or caption in the picture drawn beside a subtitle line, a little higher or lower, touches it
+    in the detector's map: the kernel is a step, its rotated rectangle takes in both heights and the empty
+    corners, and DB scores it under its threshold (the subtitle line is never boxed) or boxes both lines
+    in one slanted crop (the recogniser reads a mix). A kernel that fills its rectangle (a line, tilted or
+    not) is returned as it is. Otherwise its columns are grouped by the middle of the kernel in them: a
+    group ends where the middle moves by half the kernel's thickness from the group's, and columns thicker
+    than a line and a half are no group's. Groups at least twice as long as the kernel is thick are lines;
+    two such at one height are one (a capital or a bracket stood above the rest between them). With two
+    lines or more the kernel is cut: each line keeps its own rows, over its columns and the joins beside
+    it (a glyph of either line may be drawn in a join)."""
+    x, y, w, h = cv2.boundingRect(contour)
+    rect = cv2.minAreaRect(contour)
+    area = rect[1][0] * rect[1][1]
+    if not area or cv2.contourArea(contour) >= STEP_FILL * area:
+        return [contour]
+    mask = np.zeros((h, w), np.uint8)
+    cv2.drawContours(mask, [contour - np.array([x, y])], -1, 1, thickness=-1)
+    inked = mask.max(axis=0) > 0
+    top = np.argmax(mask, axis=0)
+    bottom = h - 1 - np.argmax(mask[::-1], axis=0)
+    thick = np.where(inked, bottom - top + 1, 0)
+    mids = (top + bottom) / 2
+
+    def middle(columns: list[int]) -> float:
+        return float(np.median(mids[columns]))
+
+    line = float(np.median(thick[inked]))
+    groups: list[list[int]] = []
+    for col in range(w):
+        if not inked[col] or thick[col] > 1.4 * line:
+            continue
+        if groups and groups[-1][-1] == col - 1 and abs(mids[col] - middle(groups[-1])) <= line / 2:
+            groups[-1].append(col)
+        else:
+            groups.append([col])
+    lines: list[list[int]] = []
+    for group in (g for g in groups if len(g) >= 2 * line):
+        if lines and abs(middle(group) - middle(lines[-1])) <= line / 2:
+            lines[-1] = lines[-1] + group
+        else:
+            lines.append(group)
+    if len(lines) < 2:
+        return [contour]
+    # A line's core: its columns within a quarter of the kernel's thickness of its height (a join that tapers
+    # from one height to the other is no line's).
+    cores = [[c for c in g if abs(mids[c] - middle(g)) <= line / 4] or g for g in lines]
+    pieces: list[np.ndarray] = []
+    for i, group in enumerate(lines):
+        x0 = cores[i - 1][-1] + 1 if i else 0
+        x1 = cores[i + 1][0] - 1 if i + 1 < len(lines) else w - 1
+        y0, y1 = int(np.median(top[group])), int(np.median(bottom[group]))
+        part = np.zeros_like(mask)
+        part[y0 : y1 + 1, x0 : x1 + 1] = mask[y0 : y1 + 1, x0 : x1 + 1]
+        found, _ = cv2.findContours(part * 255, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        pieces.extend(c + np.array([x, y]) for c in found)
+    return pieces
 
 
 def _box_score(bitmap: np.ndarray, box: np.ndarray) -> float:
