@@ -383,6 +383,36 @@ def test_a_line_whose_first_glyph_the_recogniser_skipped_is_centred_by_its_glyph
     assert layout.filter(OcrResult((glued,))).text == ""
 
 
+def _drawn(text: str, x: int, w: int, h: int = 48, y: int = 100) -> OcrLine:
+    """A line whose text and light glyphs (its ink) take up its box."""
+    return replace(_line(text, x, w, h, y), text_cols=(x + 8, x + w - 8), ink=(x + 6, x + w - 6), fill=0.6)
+
+
+def test_a_subtitle_drawn_off_the_axis_on_the_subtitle_rows_is_kept() -> None:
+    # Seen on the real zh_strip clip: a narrator's lines ("七月初三，就是明天了", "你们知道这是什么游戏么？") drawn
+    # 40-60 px left of the other subtitles, on their rows, at their size, across the middle: dropped as off-centre.
+    def kept(line: OcrLine, said: str = "") -> str:
+        layout = SubtitleLayout(WIDTH)
+        for text in [f"subtitle number {i}" for i in range(CENTRED_EVIDENCE + 1)] + [said] * bool(said):
+            layout.filter(OcrResult((replace(_centred(text, 500), ink=(396, 884), fill=0.6),)))
+        return layout.filter(OcrResult((line,))).text
+
+    axis = WIDTH // 2
+    narrator = _drawn("你们知道这是什么游戏么？", axis - 300, 480)  # centred 60 px left of the axis
+    assert not SubtitleLayout(WIDTH).centred(narrator.box, narrator.text_cols)  # type: ignore[arg-type]
+    assert kept(narrator) == "你们知道这是什么游戏么？"
+    # Not: text wholly on one side of the axis, on other rows, at another size, print, text read past its glyphs (a
+    # sign glued to it), glyphs past its text (read in part), a part of a subtitle read centred lately.
+    assert kept(_drawn("OPEN 24 HOURS", 100, 480)) == ""
+    assert kept(_drawn("OPEN 24 HOURS", axis - 300, 480, y=30)) == ""
+    assert kept(_drawn("OPEN 24 HOURS", axis - 300, 480, h=30, y=109)) == ""
+    assert kept(replace(_drawn("the page of a book", axis - 300, 480), fill=0.05)) == ""
+    assert kept(replace(_drawn("NO PARKINGKeep your voice down", axis - 300, 480), ink=(axis - 100, axis + 172))) == ""
+    assert kept(replace(_drawn("We're running out", axis - 300, 480), ink=(axis - 294, axis + 400))) == ""
+    assert kept(_drawn("We're running out", axis - 300, 480), said="We're running out of time.") == ""
+    assert kept(_drawn("We're running out", axis - 300, 480)) == "We're running out"
+
+
 # A subtitle over a page of print: read again with its closed light glyphs alone.
 
 

@@ -40,6 +40,7 @@ import statistics
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 
 import cv2
 import numpy as np
@@ -100,6 +101,15 @@ ELLIPSIS_DOTS = 3
 ELLIPSIS_REACH = 4.0
 DOT_SIZE = 0.3
 DOT_GAP = 0.6
+#: A line off the axis is drawn on the subtitles' rows when its top and its bottom are each within this share of its
+#: height of those of a line kept centred lately; such a line that reaches at least ROWS_REACH line heights past the
+#: axis on either side is a subtitle drawn off-centre (a narrator's lines placed left of the others).
+ROWS_SLACK = 0.15
+ROWS_REACH = 1.0
+#: ... and its height is within these multiples of the kept centred lines' median height, and its text and its light
+#: glyphs (its ink, see with_fill) begin and end within ROWS_INK line heights of each other.
+ROWS_HEIGHT = (0.75, 1.33)
+ROWS_INK = 0.5
 #: Lines of one left- or right-aligned block are at most this many line heights apart (rendered line spacing
 #: leaves 0-0.5).
 BLOCK_GAP = 0.8
@@ -124,6 +134,7 @@ class SubtitleLayout:
         self._offcentre: OrderedDict[str, None] = OrderedDict()  # texts of the reads without a centred line
         self._reads = 0  # reads with text judged
         self._said: deque[str] = deque(maxlen=32)  # texts of the latest centred lines
+        self._rows: deque[tuple[int, int]] = deque(maxlen=32)  # the rows (top, bottom) of the latest centred lines
         #: Texts of the latest lines read off-centre (signs, print), the columns their text was drawn at last and
         #: how many reads had them.
         self._aside: OrderedDict[str, tuple[tuple[int, int], int]] = OrderedDict()
@@ -217,8 +228,9 @@ class SubtitleLayout:
         anchors = self._anchors(lines)
         proven = self._proven_centred()
         unsure = unsure or (not proven and bool(lines) and not anchors)
-        if anchors:
-            kept = self._block(lines, anchors)
+        aside = self._off_axis(lines, anchors) if proven else []
+        if anchors or aside:
+            kept = self._block(lines, [*anchors, *aside])
         elif proven:
             # Judged again: a line the zone went on to read centred was its subtitle, read before it was sure
             # where the line's text was drawn (its first read at low resolution).
@@ -231,11 +243,54 @@ class SubtitleLayout:
             return result, dropped, unsure
         return replace(result, lines=kept), dropped + len(result.lines) - len(kept), unsure
 
+    def _part_of_said(self, text: str) -> bool:
+        """``text`` is most of a part of a longer text read centred lately: its characters, in order, make up at least
+        SAME_TEXT of it."""
+        key = comparable(text)
+        for said in dict.fromkeys(self._said):
+            other = comparable(said)
+            if len(other) > len(key):
+                matcher = SequenceMatcher(None, key, other, autojunk=False)
+                if sum(block.size for block in matcher.get_matching_blocks()) >= SAME_TEXT * len(key):
+                    return True
+        return False
+
     def _said_centred(self, text: str) -> bool:
         return any(text_similarity(text, said) >= SAME_TEXT for said in self._said)
 
     def _anchors(self, lines: tuple[OcrLine, ...]) -> list[OcrLine]:
         return [ln for ln in lines if self._line_centred(ln) and self._height_fits(_box(ln))]
+
+    def _off_axis(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine]) -> list[OcrLine]:
+        """Lines of ``lines`` that are subtitles drawn off-centre, once the zone proved its subtitles centred: on the
+        rows centred lines were drawn on lately (top and bottom within ROWS_SLACK of a line height) at their size
+        (ROWS_HEIGHT), across the axis (at least ROWS_REACH line heights each side), their text (where the
+        recogniser aligned it) where their light glyphs are (ROWS_INK), no anchor on their rows, and not a part of a
+        text read centred lately. Text in the picture seldom lies on those rows at that size across the middle; a
+        subtitle placed off the axis (a narrator's lines drawn left of the others) does."""
+        if len(self._heights) < 3:
+            return []
+        usual = statistics.median(self._heights)
+        found = []
+        for ln in lines:
+            box, cols, ink = _box(ln), ln.text_cols, ln.ink
+            if ln in anchors or cols is None or ink is None or _fill_at_most(ln, PRINT_FILL_MAX):
+                continue
+            reach, slack = ROWS_REACH * box.h, ROWS_SLACK * box.h
+            if not ROWS_HEIGHT[0] * usual <= box.h <= ROWS_HEIGHT[1] * usual or max(
+                abs(ink[0] - cols[0]), abs(ink[1] - cols[1])
+            ) > ROWS_INK * box.h:
+                # Another size, text read past its light glyphs (glued to a sign or print), or glyphs past its text
+                # (a centred line read in part: the recogniser lost its end).
+                continue
+            if self._part_of_said(ln.text):
+                continue  # a centred subtitle read in part (a pale end lost): it only looks off-centre
+            on_rows = any(abs(y0 - box.y) <= slack and abs(y1 - box.y - box.h) <= slack for y0, y1 in self._rows)
+            if on_rows and cols[0] + reach <= self.axis <= cols[1] - reach and not any(
+                _same_rows(ln, a) for a in anchors
+            ):
+                found.append(ln)
+        return found
 
     def _learn(self, lines: tuple[OcrLine, ...], anchors: list[OcrLine], kept: tuple[OcrLine, ...]) -> None:
         """Count a read with text as centred or not; a read without a centred line whose texts were all read
@@ -254,6 +309,7 @@ class SubtitleLayout:
         self._heights.extend(_box(ln).h for ln in anchors)
         self._centres.extend(_centre(_box(ln), self._centred_cols(ln)) for ln in anchors)
         self._said.extend(ln.text for ln in anchors)
+        self._rows.extend((_box(ln).y, _box(ln).y + _box(ln).h) for ln in anchors)
         for ln in lines:
             cols = _text_cols(ln)
             if ln not in anchors and cols is not None and comparable(ln.text):
