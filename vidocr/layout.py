@@ -283,12 +283,13 @@ class SubtitleLayout:
                 # Another size, text read past its light glyphs (glued to a sign or print), or glyphs past its text
                 # (a centred line read in part: the recogniser lost its end).
                 continue
-            if self._part_of_said(ln.text):
-                continue  # a centred subtitle read in part (a pale end lost): it only looks off-centre
             on_rows = any(abs(y0 - box.y) <= slack and abs(y1 - box.y - box.h) <= slack for y0, y1 in self._rows)
-            if on_rows and cols[0] + reach <= self.axis <= cols[1] - reach and not any(
+            if not on_rows or not cols[0] + reach <= self.axis <= cols[1] - reach or any(
                 _same_rows(ln, a) for a in anchors
             ):
+                continue
+            # Last (it compares texts): a centred subtitle read in part (a pale end lost) only looks off-centre.
+            if not self._part_of_said(ln.text):
                 found.append(ln)
         return found
 
