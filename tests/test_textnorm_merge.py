@@ -274,3 +274,18 @@ def test_one_read_of_many_with_a_line_more_does_not_win_the_cue() -> None:
     segments = [seg(400 * k, 400 * (k + 1), (400 * k + 40, 400 * k, text, 1.0), sim=0.5)
                 for k, text in enumerate(texts)]
     assert run(*segments) == [(0, 2400, lines)]
+
+
+def test_a_segment_begun_by_picture_detail_that_first_reads_the_cue_before_keeps_it_until_the_change() -> None:
+    # The libass check set of new seeds (21_two-line): a sign's plate appears under a two-line cue at frame 453,
+    # which begins a segment; its first read (454) still reads the cue before, its lower line changes at 456
+    # and the next read (466) reads the new one. That first read is the old cue still shown, not text settling
+    # as it appeared: the old cue lasts until the change, though the change came within settle_ms.
+    old, new = "Where were you last night?\nI told you.", "Where were you last night?\nWe're running out of time."
+    cues = run(seg(13667, 15100, (13700, 13667, old), (14800, 14733, old)),
+               seg(15100, 16033, (15133, 15100, old), (15533, 15200, new)))
+    assert cues == [(13667, 15200, old), (15200, 16033, new)], cues
+    # A first read that is not the cue before still gives way to a surer read moments later (text settling).
+    settling = run(seg(13667, 15100, (13700, 13667, "Is anyone there?")),
+                   seg(15100, 16033, (15133, 15100, "Wihere were yu", 0.7), (15333, 15200, new)))
+    assert settling == [(13667, 15100, "Is anyone there?"), (15100, 16033, new)], settling

@@ -198,6 +198,8 @@ class _ReadTrack:
     #: The first sample of a run in which a line of the last read was redrawn (see CORES_CHANGED), and its length.
     cores_ts: Timestamp | None = None
     cores_run: int = 0
+    #: The run went on across one sample that looked like the read again (see CORES_LAPSE).
+    cores_lapsed: bool = False
 
 
 class BandChangeDetector:
@@ -592,8 +594,12 @@ class BandChangeDetector:
         if self._read_cores is not None and _cores_alike(*self._read_cores, self._mask) < CORES_CHANGED:
             track.cores_ts = track.cores_ts if track.cores_run else ts
             track.cores_run += 1
+        elif track.cores_run and not track.cores_lapsed:
+            # One sample over the bar inside a run is noise (grass behind a redrawn line: 0.41, 0.55, 0.43 ...), not
+            # the line drawn back: the run keeps its start, so the split is where the line changed. Two end it.
+            track.cores_lapsed = True
         else:
-            track.cores_run = 0
+            track.cores_run, track.cores_lapsed = 0, False
         since = ts.seconds - track.last_read_s
         if since < opts.min_read_gap_s:
             return

@@ -162,7 +162,7 @@ class CueMerger:
                 current.results.append(read.result)
                 continue
             cut = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
-            if len(current.results) == 1 and (
+            if len(current.results) == 1 and not self._still_shown(seg, current) and (
                 (
                     cut - current.start_ms < self.options.settle_ms
                     and read.result.confidence >= current.results[0].confidence
@@ -181,6 +181,17 @@ class CueMerger:
         if current is not None:
             pieces.append(current)
         return pieces
+
+    def _still_shown(self, seg: SegmentRecord, piece: _Open) -> bool:
+        """``piece`` (a segment's first read) reads what the open cue, which ends where the segment starts, reads:
+        the subtitle before it still shown (a sign or picture detail began the segment), not text settling."""
+        shown = self._open
+        return (
+            shown is not None
+            and shown.end_ms == seg.start_ms
+            and piece.start_ms == seg.start_ms
+            and comparable(shown.text()) == comparable(piece.text())
+        )
 
     def _same_subtitle(self, a: str, b: str, box_a: Box | None, box_b: Box | None) -> bool:
         """Two reads show the same subtitle: equal, or differing the way OCR noise does.
