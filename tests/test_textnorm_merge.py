@@ -289,3 +289,19 @@ def test_a_segment_begun_by_picture_detail_that_first_reads_the_cue_before_keeps
     settling = run(seg(13667, 15100, (13700, 13667, "Is anyone there?")),
                    seg(15100, 16033, (15133, 15100, "Wihere were yu", 0.7), (15333, 15200, new)))
     assert settling == [(13667, 15100, "Is anyone there?"), (15100, 16033, new)], settling
+
+
+def test_a_blank_of_a_frame_or_two_then_a_misread_of_the_same_line_is_no_gap() -> None:
+    # The libass dev set of new seeds (13_cuts): a cut blanks the mask for two frames; the read after it swaps a
+    # glyph (五 -> 疆), the next one loses the first (再), and the reads after agree with the ones before the
+    # blank again. One cue, not four: after a flicker, a read like the line before (OCR noise, as within a
+    # segment: vidocr.merge.CueMerger._same_subtitle) is that line.
+    line = "再给我五分钟就好"
+    cues = run(seg(0, 333, (0, 0, line), (67, 33, line)), seg(333, 400),
+               seg(400, 733, (467, 400, "再给我疆分钟就好", 0.97), sim=0.49),
+               seg(733, 933, (800, 733, "给我五分钟就好", 0.97), sim=0.22),
+               seg(933, 2000, (967, 933, line), (1300, 1300, line), sim=0.28))
+    assert cues == [(0, 2000, line)], cues
+    # Another line after the flicker ends the cue where the blank began.
+    other = run(seg(0, 333, (0, 0, line)), seg(333, 400), seg(400, 2000, (467, 400, "这封信是在他外套里找到的")))
+    assert other == [(0, 333, line), (400, 2000, "这封信是在他外套里找到的")], other

@@ -34,7 +34,8 @@ class MergeOptions:
     settle_ms: a segment's first read that disagrees with a better read made less than this after the
         segment began is a read of text still settling, not a subtitle of its own (the detector saw no
         change in between; no subtitle is shown that briefly).
-    bridge_ms: a blank segment shorter than this between two reads of the same text is that subtitle's mask
+    bridge_ms: a blank segment shorter than this between two reads of the same text (or of texts alike the way
+        OCR noise makes them, as reads within a segment: a glyph misread after a cut) is that subtitle's mask
         flickering (picture detail, shake; one or two frames), not a gap: a renderer does not blank a line for a
         frame or two to show it again (a subtitle repeated after a real gap, 0.28 s in samples/repeat_gap.mp4,
         stays two cues).
@@ -117,7 +118,9 @@ class CueMerger:
             if (
                 current is not None
                 and pieces[0].start_ms == blank[1]
-                and comparable(current.text()) == comparable(pieces[0].text())
+                and self._same_subtitle(
+                    current.text(), pieces[0].text(), _extent(current.results), _extent(pieces[0].results)
+                )
             ):
                 current.end_ms = blank[1]  # one subtitle: _add joins the piece to it
             else:
