@@ -506,6 +506,12 @@ def test_a_subtitle_back_after_frames_without_its_glyphs_is_read_again_split_the
     gap = reads([line] * 30 + [blank] + [line] * 29)
     back = [r for r in gap if r[1] is ReadReason.BACK]
     assert len(back) == 1 and back[0][2] == 31 and back[0][0] <= 31 + 12, gap
+    # The read says where the glyphs left too: if it reads other text, the subtitle before ended there.
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    left = [e.left_at.pts if e.left_at is not None else None
+            for i, edges in enumerate([line] * 30 + [blank] + [line] * 29) for e in det.push(Timestamp(i, TB), edges)
+            if isinstance(e, ReadRequest) and e.reason is ReadReason.BACK]
+    assert left == [30], left
     # A line of picture detail changing beside the glyphs (they stay whole) is no gap.
     busy = edge_mask(scene("你昨天晚上去哪儿了", blobs=3), scale)
     still = reads([busy] * 30 + [edge_mask(scene("你昨天晚上去哪儿了"), scale)] + [busy] * 29)

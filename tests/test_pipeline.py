@@ -334,3 +334,21 @@ def test_a_small_text_zone_is_masked_at_twice_the_analysis_resolution() -> None:
         zone = _Zone(Region(Box(0, 600, width, 80), "auto", 12, 48, (620, 640), small=small), ExtractOptions(), 25.0)
         assert (zone.scale, zone.rim_step) == (scale, rim), width
         assert zone.edges(np.zeros((700, width), np.uint8), None).shape == (round(80 * scale), round(width * scale))
+
+
+def test_a_back_read_carries_where_the_glyphs_left_to_the_merger() -> None:
+    # vidocr.detect's BACK read knows where the shown subtitle's glyphs left; the merger ends that subtitle there
+    # when the read finds other text (tests/test_textnorm_merge.py), so the record must carry it.
+    from fractions import Fraction
+
+    from vidocr.detect import ReadReason, ReadRequest, Segment
+    from vidocr.pipeline import _PendingSegment, _record
+    from vidocr.types import Box, OcrResult, Timestamp
+
+    tb = Fraction(1, 25)
+    seg = Segment(0, Timestamp(10, tb), True, np.zeros((4, 4), np.uint8), [], 0.0)
+    back = ReadRequest(seg, Timestamp(45, tb), Timestamp(42, tb), ReadReason.BACK, left_at=Timestamp(39, tb))
+    new = ReadRequest(seg, Timestamp(11, tb), Timestamp(10, tb), ReadReason.NEW)
+    done = _PendingSegment(seg, Timestamp(80, tb), [(1, new), (2, back)])
+    record = _record(done, {1: OcrResult(()), 2: OcrResult(())}, Box(0, 0, 4, 4), 1.0)
+    assert [(r.split_ms, r.left_ms) for r in record.reads] == [(400, None), (1680, 1560)]

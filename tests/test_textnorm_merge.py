@@ -305,3 +305,17 @@ def test_a_blank_of_a_frame_or_two_then_a_misread_of_the_same_line_is_no_gap() -
     # Another line after the flicker ends the cue where the blank began.
     other = run(seg(0, 333, (0, 0, line)), seg(333, 400), seg(400, 2000, (467, 400, "这封信是在他外套里找到的")))
     assert other == [(0, 333, line), (400, 2000, "这封信是在他外套里找到的")], other
+
+
+def test_a_read_of_other_text_after_frames_without_the_glyphs_ends_the_cue_where_they_left() -> None:
+    # The libass dev set of new seeds (20_yellow-page): two lines of as many glyphs in one place, 3 frames apart,
+    # over a page of print. The detector saw the glyphs go (frame 39) and a mask come back (42) too alike to
+    # call another subtitle, and read again (a BACK read, split at 42). Its other text splits the cue there,
+    # and the first one ends where its glyphs left, not where the next one came: the blank frames are a gap.
+    first, then = "Nobody knows where he went.", "I never asked for any of this."
+    back = replace(boxed(1793, then, Box(0, 0, 400, 40)), split_ms=1752, left_ms=1627)
+    cues = run(SegmentRecord(459, 4171, [boxed(500, first, Box(0, 0, 400, 40)), back]))
+    assert cues == [(459, 1627, first), (1752, 4171, then)], cues
+    # The same text back after them is the subtitle flickering: one cue.
+    again = replace(boxed(1793, first, Box(0, 0, 400, 40)), split_ms=1752, left_ms=1627)
+    assert run(SegmentRecord(459, 4171, [boxed(500, first, Box(0, 0, 400, 40)), again])) == [(459, 4171, first)]

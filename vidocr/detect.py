@@ -150,6 +150,9 @@ class ReadRequest:
     #: A line reaches past the lines of the previous read (words were added), or is on rows where that read
     #: had none (a line was added): not a mere repeat of it.
     grown: bool = False
+    #: For a BACK read: the first of the frames without the shown subtitle's glyphs before ``split_at``. If
+    #: this read finds other text, the subtitle before it ended there (a gap, not flicker).
+    left_at: Timestamp | None = None
 
 
 #: What :meth:`BandChangeDetector.push` and :meth:`~BandChangeDetector.finish` yield.
@@ -611,7 +614,7 @@ class BandChangeDetector:
         elif track.grow_run >= opts.confirm and track.grow_ts is not None:
             yield from self._read(ts, track.grow_ts, ReadReason.GROW)
         elif track.back_run >= opts.confirm and track.back_ts is not None:
-            yield from self._read(ts, track.back_ts, ReadReason.BACK)
+            yield from self._read(ts, track.back_ts, ReadReason.BACK, track.back_left)
         elif track.cores_run >= opts.confirm and track.cores_ts is not None:
             yield from self._read(ts, track.cores_ts, ReadReason.DRIFT)
         elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
@@ -656,14 +659,16 @@ class BandChangeDetector:
                 start = sample.ts
         return start
 
-    def _read(self, ts: Timestamp, split_at: Timestamp, reason: ReadReason) -> Iterator[DetectorEvent]:
+    def _read(
+        self, ts: Timestamp, split_at: Timestamp, reason: ReadReason, left_at: Timestamp | None = None
+    ) -> Iterator[DetectorEvent]:
         seg = self._segment
         assert seg is not None
         self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges, first=reason is ReadReason.FIRST)
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
         self._read_cores = _cores(self._mask, self._lines) if self._mask is not None else None
-        yield ReadRequest(seg, ts, split_at, reason, self._lines, grown)
+        yield ReadRequest(seg, ts, split_at, reason, self._lines, grown, left_at)
 
     def _back_at(self, left: Timestamp, ts: Timestamp, mask: np.ndarray) -> Timestamp:
         """The first frame after ``left`` (where the shown subtitle's glyphs went) that shows most of ``mask``

@@ -68,6 +68,10 @@ class Read:
     #: Read because the band changed unseen by the mask (vidocr.detect's UNSEEN): blank, it ends the subtitle
     #: at ``split_ms`` (other blank reads may be the recogniser missing a line that is still there).
     blank_ends: bool = False
+    #: Where the subtitle before this read left, when frames without its glyphs came before ``split_ms`` (see
+    #: vidocr.detect's BACK): if this read shows other text, that subtitle ends here and this one starts at
+    #: ``split_ms``, the blank frames between them a gap.
+    left_ms: int | None = None
 
 
 @dataclass
@@ -178,7 +182,7 @@ class CueMerger:
                 # the same line. The later read wins.
                 current.results = [read.result]
                 continue
-            current.end_ms = cut
+            current.end_ms = cut if read.left_ms is None else min(cut, max(read.left_ms, current.start_ms + 1))
             pieces.append(current)
             current = _Open(cut, seg.end_ms, [read.result], seg.box)
         if current is not None:

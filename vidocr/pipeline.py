@@ -563,6 +563,7 @@ def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scal
             results.pop(rid),
             req.reason is not ReadReason.RECHECK,
             blank_ends=req.reason is ReadReason.UNSEEN,
+            left_ms=req.left_at.ms if req.left_at is not None else None,
         )
         for rid, req in done.reads
     ]
