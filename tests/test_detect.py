@@ -547,21 +547,22 @@ def test_a_subtitle_back_after_a_gap_then_changed_by_the_picture_starts_where_it
     assert spans[:4] == [(0, 20, False), (20, 26, True), (26, 27, False), (27, 60, True)], spans
 
 
+def _light_line(text: str) -> np.ndarray:
+    """The edge mask of a white line with a thin dark outline over a light picture (the glyphs and their outline
+    fill into one shape)."""
+    img = Image.new("L", (WIDTH, HEIGHT), 190)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT_PATH), FONT)
+    w = draw.textlength(text, font=font)
+    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=60)
+    return edge_mask(np.asarray(img), analysis_scale(WIDTH))
+
+
 def test_a_line_redrawn_in_place_with_other_glyphs_over_a_light_picture_is_read_split_there() -> None:
     # The libass check set of new seeds (21_two-line): over a light picture the mask fills each glyph and its thin
     # outline into one shape, and "How much further is it?" redrawn as "Turn left at the bridge." in its place
     # leaves a mask 0.90 alike: the same band state, read again only 2 s later (taken for OCR noise). The glyphs'
     # cores (the masks eroded by a pixel) are 0.13 alike: a read, split where the line changed.
-    scale = analysis_scale(WIDTH)
-
-    def light(text: str) -> np.ndarray:
-        img = Image.new("L", (WIDTH, HEIGHT), 190)
-        draw = ImageDraw.Draw(img)
-        font = ImageFont.truetype(str(FONT_PATH), FONT)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=60)
-        return edge_mask(np.asarray(img), scale)
-
     def reads(frames: list[np.ndarray]) -> list[tuple[int, ReadReason, int]]:
         det = BandChangeDetector(DetectOptions(), 25.0)
         found = [(e.ts.pts, e.reason, e.split_at.pts, e.segment.index) for i, edges in enumerate(frames)
@@ -569,7 +570,7 @@ def test_a_line_redrawn_in_place_with_other_glyphs_over_a_light_picture_is_read_
         assert len({index for *_, index in found}) == 1, found  # one band state throughout: the masks are alike
         return [r[:3] for r in found]
 
-    first, then = light("How much further is it?"), light("Turn left at the bridge.")
+    first, then = _light_line("How much further is it?"), _light_line("Turn left at the bridge.")
     changed = reads([first] * 30 + [then] * 30)
     assert [r for r in changed if r[0] > 10] == [(31, ReadReason.DRIFT, 30)], changed
     assert [r for r in reads([first] * 60) if r[0] > 10 and r[1] is not ReadReason.RECHECK] == []
@@ -579,22 +580,12 @@ def test_a_line_redrawn_in_place_is_split_where_it_changed_though_one_frame_afte
     # The libass check set of new seeds (21_two-line, a sign's plate and grass behind the lines): the lower line
     # changes at frame 456 and the glyph cores compare 0.41, 0.55, 0.43, 0.39 ... with the read's. One sample back
     # over the bar inside the run is no line redrawn back: the run, and the split, start at the change.
-    scale = analysis_scale(WIDTH)
-
-    def light(text: str) -> np.ndarray:
-        img = Image.new("L", (WIDTH, HEIGHT), 190)
-        draw = ImageDraw.Draw(img)
-        font = ImageFont.truetype(str(FONT_PATH), FONT)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=60)
-        return edge_mask(np.asarray(img), scale)
-
     def drift_reads(frames: list[np.ndarray]) -> list[tuple[int, int]]:
         det = BandChangeDetector(DetectOptions(), 25.0)
         return [(e.ts.pts, e.split_at.pts) for i, edges in enumerate(frames) for e in det.push(Timestamp(i, TB), edges)
                 if isinstance(e, ReadRequest) and e.reason is ReadReason.DRIFT]
 
-    first, then = light("How much further is it?"), light("Turn left at the bridge.")
+    first, then = _light_line("How much further is it?"), _light_line("Turn left at the bridge.")
     assert drift_reads([first] * 30 + [then, first] + [then] * 28) == [(32, 30)]
     # Two samples like the old line again end the run: the change is counted from where it held.
     assert drift_reads([first] * 30 + [then, first, first] + [then] * 27) == [(34, 33)]
