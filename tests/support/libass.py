@@ -33,6 +33,8 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from .synth import X264_REPEATABLE
+
 #: A ``Scene.picture`` of this form is drawn here (a photo-like picture from the seed) instead of read from a file.
 GENERATED = "generated:"
 
@@ -456,7 +458,7 @@ def encode(clip: Clip, frames: Iterator[np.ndarray], path: Path) -> list[Fractio
         stream.width, stream.height, stream.pix_fmt = clip.width, clip.height, "yuv420p"
         stream.codec_context.time_base = stream.time_base = tb
         stream.codec_context.thread_type = "FRAME"
-        stream.options = {"crf": str(clip.crf), "preset": "veryfast"}
+        stream.options = {"crf": str(clip.crf), "preset": "veryfast", **X264_REPEATABLE}
         for i, rgb in enumerate(frames):
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
             frame.pts, frame.time_base = offset + round(planned[i] / tb), tb

@@ -101,6 +101,22 @@ class TruthCue:
     text: str
 
 
+def x264_repeatable() -> dict[str, str]:
+    """x264's options that make its output the same on every run: on a CPU with AVX-512, two encodes of the same
+    frames came out different (measured: 4-5 different videos in 5 encodes, single-threaded too, from the first
+    frame on; none with x264's AVX-512 code left out, threaded or not), so a test's clip, and the libass corpus,
+    rendered differently each time and from machine to machine. Its AVX2 code and below is used there instead; every CPU
+    with AVX-512 has those."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return {}
+    return {"x264-params": "asm=MMX2,SSE2Fast,SSSE3,SSE4.2,AVX,FMA3,BMI2,AVX2"} if " avx512f" in flags else {}
+
+
+X264_REPEATABLE = x264_repeatable()
+
+
 def _exact(value: Number) -> Fraction:
     # Fraction(repr(0.52)) is 13/25, so a cue at 0.52 s includes the frame at exactly 0.52 s.
     return value if isinstance(value, Fraction) else Fraction(repr(float(value)))
@@ -355,7 +371,7 @@ def render_video(spec: SynthSpec, path: str | Path) -> list[TruthCue]:
         stream.width, stream.height, stream.pix_fmt = coded_w, coded_h, "yuv420p"
         stream.codec_context.time_base = stream.time_base = tb
         stream.codec_context.gop_size = 90 if spec.vfr else round(3 * _exact(spec.fps))  # ~3 s
-        stream.options = {"crf": str(spec.crf), "preset": "veryfast"}
+        stream.options = {"crf": str(spec.crf), "preset": "veryfast", **X264_REPEATABLE}
         # Frame-threaded encoding, as real encodes are: one slice per picture. (PyAV's default, slice
         # threading, makes x264 cut every picture into slices, which flatters slice-threaded decoding.)
         stream.codec_context.thread_type = "FRAME"
