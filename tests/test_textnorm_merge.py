@@ -319,3 +319,32 @@ def test_a_read_of_other_text_after_frames_without_the_glyphs_ends_the_cue_where
     # The same text back after them is the subtitle flickering: one cue.
     again = replace(boxed(1793, first, Box(0, 0, 400, 40)), split_ms=1752, left_ms=1627)
     assert run(SegmentRecord(459, 4171, [boxed(500, first, Box(0, 0, 400, 40)), again])) == [(459, 4171, first)]
+
+
+def test_blank_reads_where_the_detector_held_the_subtitle_s_mask_are_that_subtitle_not_a_gap() -> None:
+    # The libass dev set of new seeds (13_cuts): a subtitle over a picture panning behind it; for 9 frames, then 3,
+    # the detector held text lines with the subtitle's mask (so it asked for reads) and the recogniser read
+    # nothing. One cue, not three.
+    line = "没有人知道他去了哪里"
+    missed = run(seg(0, 433, (33, 0, line)), seg(433, 500, (467, 433, ""), sim=0.48),
+                 seg(500, 733, (533, 500, ""), sim=0.21), seg(733, 1000, (767, 733, line), sim=0.49),
+                 seg(1000, 1100, (1033, 1000, "", 0.0), sim=0.6), seg(1100, 1500, (1133, 1100, line), sim=0.54))
+    assert missed == [(0, 1500, line)], missed
+    # The same reads where the blank segment's mask is not the subtitle's (another mask: picture detail, after
+    # the subtitle left), or where the detector saw no text lines (no reads), or longer than unread_ms: a gap.
+    other_mask = run(seg(0, 433, (33, 0, line)), seg(433, 733, (467, 433, ""), sim=0.1),
+                     seg(733, 1000, (767, 733, line), sim=0.49))
+    no_lines = run(seg(0, 433, (33, 0, line)), seg(433, 733, sim=0.48), seg(733, 1000, (767, 733, line), sim=0.49))
+    assert other_mask == no_lines == [(0, 433, line), (733, 1000, line)], (other_mask, no_lines)
+    long = run(seg(0, 433, (33, 0, line)), seg(433, 1500, (467, 433, ""), sim=0.48),
+               seg(1500, 2000, (1533, 1500, line), sim=0.49))
+    assert long == [(0, 433, line), (1500, 2000, line)], long
+    # A read asked for because the band changed unseen (UNSEEN) that finds nothing ends the subtitle.
+    unseen = run(seg(0, 433, (33, 0, line)),
+                 SegmentRecord(433, 733, [Read(467, 433, result(""), blank_ends=True)], 0.48),
+                 seg(733, 1000, (767, 733, line), sim=0.49))
+    assert unseen == [(0, 433, line), (733, 1000, line)], unseen
+    # Other text after the unread frames: the subtitle ended where they began.
+    after = run(seg(0, 433, (33, 0, line)), seg(433, 733, (467, 433, ""), sim=0.48),
+                seg(733, 1000, (767, 733, "你听我说"), sim=0.3))
+    assert after == [(0, 433, line), (733, 1000, "你听我说")], after

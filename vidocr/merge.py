@@ -39,6 +39,10 @@ class MergeOptions:
         flickering (picture detail, shake; one or two frames), not a gap: a renderer does not blank a line for a
         frame or two to show it again (a subtitle repeated after a real gap, 0.28 s in samples/repeat_gap.mp4,
         stays two cues).
+    unread_ms: blank segments of up to this much in all, between two reads of the same subtitle, are that
+        subtitle when the detector held text lines in every one of them (it asked for reads), the first one's
+        mask alike the subtitle's (``join_mask``), and the recogniser read nothing there: a line it lost for a
+        moment over a moving picture, not a gap (a gap's frames show no text lines, or another mask).
     unsure: a lone read below this confidence that is like (``misread_similarity``) a surer read right
         after it, sharing no line with it, is a misread of that read's subtitle, not a subtitle of its own
         (360p, heavy compression: "Wihen. wer list h'gi" 0.71 before "Where were you last night?" 0.95).
@@ -53,6 +57,7 @@ class MergeOptions:
     unsure: float = 0.8
     misread_similarity: float = 0.5
     bridge_ms: int = 100
+    unread_ms: int = 1000
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,9 @@ class CueMerger:
     def __init__(self, options: MergeOptions | None = None) -> None:
         self.options = options or MergeOptions()
         self._open: _Open | None = None
-        self._blank: tuple[int, int] | None = None  # a brief blank segment after _open (see bridge_ms)
+        # Blank segments right after _open that may be its subtitle (see bridge_ms, unread_ms): where they start
+        # and end, and whether all of them held text the recogniser did not read.
+        self._blank: tuple[int, int, bool] | None = None
         # The cue before ``_open``, held back one step: A, then a brief near-copy B, then A again
         # is one subtitle whose middle read lost a character (an A-B-A is re-joined).
         self._prev: _Open | None = None
@@ -112,9 +119,18 @@ class CueMerger:
         pieces = self._split(segment)
         blank, self._blank = self._blank, None
         if not pieces:
-            brief = segment.end_ms - segment.start_ms < self.options.bridge_ms
-            if brief and blank is None and self._open is not None and self._open.end_ms == segment.start_ms:
-                self._blank = (segment.start_ms, segment.end_ms)  # the same text may come right back
+            opts, current = self.options, self._open
+            if current is None or (blank[1] if blank is not None else current.end_ms) != segment.start_ms:
+                return self._close()
+            unread = (
+                bool(segment.reads)
+                and not any(r.blank_ends for r in segment.reads)
+                and (blank[2] if blank is not None else segment.mask_similarity >= opts.join_mask)
+            )
+            start = blank[0] if blank is not None else segment.start_ms
+            brief = blank is None and segment.end_ms - start < opts.bridge_ms
+            if brief or (unread and segment.end_ms - start <= opts.unread_ms):
+                self._blank = (start, segment.end_ms, unread)  # the same text may come right back
                 return out
             return self._close()
         current = self._open
