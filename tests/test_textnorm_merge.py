@@ -348,3 +348,20 @@ def test_blank_reads_where_the_detector_held_the_subtitle_s_mask_are_that_subtit
     after = run(seg(0, 433, (33, 0, line)), seg(433, 733, (467, 433, ""), sim=0.48),
                 seg(733, 1000, (767, 733, "你听我说"), sim=0.3))
     assert after == [(0, 433, line), (733, 1000, "你听我说")], after
+
+
+def test_a_segment_read_too_unsure_to_count_like_the_subtitle_after_it_is_that_subtitle_appearing() -> None:
+    # The libass check set (06_lowres, 360p at CRF 42 with grain): the first frames of a subtitle read "人车九点"
+    # at 0.55, below min_confidence; the next segment, its mask alike, reads "火车九点半开" at 1.0. The subtitle
+    # starts where the unsure read's segment began, not 28 frames later.
+    line = "火车九点半开"
+    cues = run(seg(0, 1000, (40, 40, "这件事我从来没想过")), seg(1000, 1100),
+               seg(1100, 2300, (1140, 1100, "人车九点", 0.55)), seg(2300, 3100, (2340, 2300, line), sim=0.64))
+    assert cues == [(0, 1000, "这件事我从来没想过"), (1100, 3100, line)], cues
+    # ... not when the masks were not alike, nor when the unsure read is unlike the subtitle (picture detail
+    # read as a glyph or two), nor when the read was blank.
+    for before, sim in (((1140, 1100, "人车九点", 0.55), 0.1), ((1140, 1100, "LA", 0.52), 0.64),
+                        ((1140, 1100, "", 0.0), 0.64)):
+        cues = run(seg(0, 1000, (40, 40, "这件事我从来没想过")), seg(1000, 1100), seg(1100, 2300, before),
+                   seg(2300, 3100, (2340, 2300, line), sim=sim))
+        assert cues == [(0, 1000, "这件事我从来没想过"), (2300, 3100, line)], (before, cues)

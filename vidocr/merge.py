@@ -110,6 +110,9 @@ class CueMerger:
         # Blank segments right after _open that may be its subtitle (see bridge_ms, unread_ms): where they start
         # and end, and whether all of them held text the recogniser did not read.
         self._blank: tuple[int, int, bool] | None = None
+        # The segment just pushed when none of its reads was sure enough to count: where it starts and ends, and
+        # its likeliest read (see _led).
+        self._lead: tuple[int, int, str] | None = None
         # The cue before ``_open``, held back one step: A, then a brief near-copy B, then A again
         # is one subtitle whose middle read lost a character (an A-B-A is re-joined).
         self._prev: _Open | None = None
@@ -118,8 +121,12 @@ class CueMerger:
         out: list[Cue] = []
         pieces = self._split(segment)
         blank, self._blank = self._blank, None
+        lead, self._lead = self._lead, None
         if not pieces:
             opts, current = self.options, self._open
+            unsure = [r.result for r in segment.reads if comparable(r.result.text)]
+            if unsure and not any(r.blank_ends for r in segment.reads):
+                self._lead = (segment.start_ms, segment.end_ms, max(unsure, key=lambda r: r.confidence).text)
             if current is None or (blank[1] if blank is not None else current.end_ms) != segment.start_ms:
                 return self._close()
             unread = (
@@ -145,13 +152,15 @@ class CueMerger:
                 current.end_ms = blank[1]  # one subtitle: _add joins the piece to it
             else:
                 out.extend(self._close())
+        if lead is not None and (self._open is None or self._open.end_ms != segment.start_ms):
+            self._led(lead, segment, pieces[0])
         for i, piece in enumerate(pieces):
             mask_sim = segment.mask_similarity if i == 0 else 0.0
             out.extend(self._add(piece, mask_sim))
         return out
 
     def flush(self) -> list[Cue]:
-        self._blank = None
+        self._blank = self._lead = None
         return self._close()
 
     # -- internals ----------------------------------------------------------------------------
@@ -204,6 +213,21 @@ class CueMerger:
         if current is not None:
             pieces.append(current)
         return pieces
+
+    def _led(self, lead: tuple[int, int, str], segment: SegmentRecord, piece: _Open) -> None:
+        """Start ``piece`` (the first of ``segment``) where the segment before it began when that segment's reads were
+        all too unsure to count (below ``min_confidence``: the first frames of a subtitle at 360p, heavily
+        compressed, "人车九点" 0.55 before "火车九点半开" 1.0) and the likeliest of them reads like ``piece``
+        (``misread_similarity``), the detector having seen the two segments' masks as alike (``join_mask``): that
+        subtitle, read as it appeared."""
+        opts = self.options
+        start, end, text = lead
+        if (
+            end == segment.start_ms == piece.start_ms
+            and segment.mask_similarity >= opts.join_mask
+            and text_similarity(text, piece.text()) >= opts.misread_similarity
+        ):
+            piece.start_ms = start
 
     def _still_shown(self, seg: SegmentRecord, piece: _Open) -> bool:
         """``piece`` (a segment's first read) reads what the open cue, which ends where the segment starts, reads:
