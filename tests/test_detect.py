@@ -589,3 +589,26 @@ def test_a_line_redrawn_in_place_is_split_where_it_changed_though_one_frame_afte
     assert drift_reads([first] * 30 + [then, first] + [then] * 28) == [(32, 30)]
     # Two samples like the old line again end the run: the change is counted from where it held.
     assert drift_reads([first] * 30 + [then, first, first] + [then] * 27) == [(34, 33)]
+
+
+def test_an_inferred_gap_says_whether_text_lines_stayed_in_the_band() -> None:
+    # A gap the detector infers between two subtitles (the first one's glyphs left, the next one's not there yet)
+    # carries whether every sample in it had text lines (Segment.lines_held): over moving texture they do, and the
+    # merger may take such a gap between two equal reads for the subtitle the masks lost (see
+    # vidocr.merge.MergeOptions.unread_ms); over a plain picture the gap's frames have none: a gap.
+    scale = analysis_scale(WIDTH)
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+
+    def blanks(frames: list[np.ndarray], det: BandChangeDetector) -> list[tuple[int, int, bool]]:
+        return [(e.segment.start.pts, e.end.pts, e.segment.lines_held)
+                for i, luma in enumerate(frames) for e in det.push(Timestamp(i, TB), edge_mask(luma, scale))
+                if isinstance(e, SegmentEnded) and not e.segment.has_text]
+
+    texture = [busy("Give me five more minutes.", 0)] * 10 + [busy(None, 100 + i) for i in range(4)]
+    texture += [busy("That's not what your sister said.", 200 + i) for i in range(10)]
+    texture += [busy("That's not what your sister said.", 300)] * 6
+    busy_det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
+    assert blanks(texture, busy_det) == [(10, 14, True)]
+    plain = [scene("我们没有时间了")] * 10 + [scene(""), scene("", blobs=3), scene("")]
+    plain += [scene("你确定是这栋房子吗")] * 10
+    assert blanks(plain, BandChangeDetector(DetectOptions(), 25.0)) == [(10, 13, False)]

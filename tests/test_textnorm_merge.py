@@ -365,3 +365,23 @@ def test_a_segment_read_too_unsure_to_count_like_the_subtitle_after_it_is_that_s
         cues = run(seg(0, 1000, (40, 40, "这件事我从来没想过")), seg(1000, 1100), seg(1100, 2300, before),
                    seg(2300, 3100, (2340, 2300, line), sim=sim))
         assert cues == [(0, 1000, "这件事我从来没想过"), (2300, 3100, line)], (before, cues)
+
+
+def test_a_gap_the_detector_inferred_while_text_lines_stayed_in_the_band_is_no_gap_between_equal_reads() -> None:
+    # The libass dev set of new seeds (21_two-line): a subtitle over shaking grass, the band all edges; the detector
+    # lost the subtitle's glyphs and, when they were found again, inferred a gap of 17 frames between "two"
+    # subtitles, while every sample in it had text lines (vidocr.detect's Segment.lines_held). The same text on
+    # both sides: one cue.
+    line = "I told you, I was at the office."
+    held = run(seg(0, 800, (33, 0, line)), SegmentRecord(800, 1367, [], 0.0, None, True),
+               seg(1367, 2000, (1433, 1367, line), sim=0.38))
+    assert held == [(0, 2000, line)], held
+    # A gap with a sample without text lines in it is a gap (samples/repeat_gap.mp4), and so is an inferred one
+    # between two different subtitles, or one longer than unread_ms.
+    assert run(seg(0, 800, (33, 0, line)), SegmentRecord(800, 1367, [], 0.0, None, False),
+               seg(1367, 2000, (1433, 1367, line), sim=0.38)) == [(0, 800, line), (1367, 2000, line)]
+    assert run(seg(0, 800, (33, 0, line)), SegmentRecord(800, 1367, [], 0.0, None, True),
+               seg(1367, 2000, (1433, 1367, "Nobody knows where he went."), sim=0.38)) == [
+        (0, 800, line), (1367, 2000, "Nobody knows where he went.")]
+    assert run(seg(0, 800, (33, 0, line)), SegmentRecord(800, 2000, [], 0.0, None, True),
+               seg(2000, 2600, (2033, 2000, line), sim=0.38)) == [(0, 800, line), (2000, 2600, line)]

@@ -107,6 +107,9 @@ class Segment:
     lines: list[TextLine]
     prev_similarity: float
     end: Timestamp | None = None
+    #: A blank segment the detector inferred (the subtitle before it left, the next one's glyphs not there yet)
+    #: while every sample in it had text lines: it may be a subtitle the masks lost over a moving picture.
+    lines_held: bool = False
 
 
 class ReadReason(Enum):
@@ -254,6 +257,7 @@ class BandChangeDetector:
         self._recent: deque[_Sample] = deque(maxlen=128)
         self._next_sample_s = 0.0
         self._edges = 0  # edge pixels of the latest sample
+        self._lineless: Timestamp | None = None  # the latest sample with no text lines
         self.samples = 0
 
     # -- public -------------------------------------------------------------------------------
@@ -272,6 +276,8 @@ class BandChangeDetector:
         self.samples += 1
         mask, lines = self._text(edges)
         self._mask, self._lines = mask, tuple(lines)
+        if not lines:
+            self._lineless = ts
         self._edges = int(np.count_nonzero(edges))
         if self._segment is None:
             self._segment = Segment(0, ts, bool(lines), mask, lines, 0.0)
@@ -312,7 +318,7 @@ class BandChangeDetector:
             # The subtitle left and the picture never held still long enough for a new state before the end.
             seg.end = left
             yield SegmentEnded(seg, left)
-            yield from _blank(seg.index + 1, left, end, seg.mask)
+            yield from _blank(seg.index + 1, left, end, seg.mask, self._lines_since(left))
             return
         seg.end = end
         yield SegmentEnded(seg, end)
@@ -424,7 +430,7 @@ class BandChangeDetector:
         yield SegmentEnded(seg, seg.end)
         index = seg.index + 1
         if gap is not None:
-            yield from _blank(index, gap, boundary, pend.mask)
+            yield from _blank(index, gap, boundary, pend.mask, self._lines_since(gap))
             index += 1
         new = Segment(index, boundary, bool(pend.lines), pend.mask, pend.lines, sim)
         self._segment = new
@@ -436,6 +442,10 @@ class BandChangeDetector:
         yield SegmentStarted(new)
         if new.has_text:
             yield from self._read(ts, boundary, ReadReason.NEW)
+
+    def _lines_since(self, start: Timestamp) -> bool:
+        """Every sample since ``start`` had text lines."""
+        return self._lineless is None or self._lineless.seconds < start.seconds
 
     def _arrived(self, glyphs: np.ndarray, when: Timestamp, ts: Timestamp, edges: np.ndarray) -> bool:
         """At least half of ``glyphs`` (the new state's own pixels) are already in the frame at ``when``
@@ -700,9 +710,12 @@ class BandChangeDetector:
         return ts
 
 
-def _blank(index: int, start: Timestamp, end: Timestamp, like: np.ndarray) -> Iterator[DetectorEvent]:
-    """A blank segment (no text, a mask of ``like``'s shape) from ``start`` to ``end``: a gap between subtitles."""
-    blank = Segment(index, start, False, np.zeros_like(like), [], 0.0, end=end)
+def _blank(
+    index: int, start: Timestamp, end: Timestamp, like: np.ndarray, lines_held: bool
+) -> Iterator[DetectorEvent]:
+    """A blank segment (no text, a mask of ``like``'s shape) from ``start`` to ``end``: a gap between subtitles
+    (``lines_held``: see Segment)."""
+    blank = Segment(index, start, False, np.zeros_like(like), [], 0.0, end=end, lines_held=lines_held)
     yield SegmentStarted(blank)
     yield SegmentEnded(blank, end)
 

@@ -88,6 +88,9 @@ class SegmentRecord:
     reads: list[Read]
     mask_similarity: float = 0.0
     box: Box | None = None
+    #: A blank segment the detector inferred while text lines were in the band all along (vidocr.detect's
+    #: Segment.lines_held): like a segment whose reads found nothing, it may be the subtitle (see unread_ms).
+    lines_held: bool = False
 
 
 @dataclass
@@ -129,10 +132,13 @@ class CueMerger:
                 self._lead = (segment.start_ms, segment.end_ms, max(unsure, key=lambda r: r.confidence).text)
             if current is None or (blank[1] if blank is not None else current.end_ms) != segment.start_ms:
                 return self._close()
-            unread = (
-                bool(segment.reads)
-                and not any(r.blank_ends for r in segment.reads)
-                and (blank[2] if blank is not None else segment.mask_similarity >= opts.join_mask)
+            unread = (blank is None or blank[2]) and (
+                segment.lines_held
+                or (
+                    bool(segment.reads)
+                    and not any(r.blank_ends for r in segment.reads)
+                    and (blank is not None or segment.mask_similarity >= opts.join_mask)
+                )
             )
             start = blank[0] if blank is not None else segment.start_ms
             brief = blank is None and segment.end_ms - start < opts.bridge_ms

@@ -574,7 +574,7 @@ def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scal
         x1 = max(ln.x1 for ln in seg.lines)
         y1 = max(ln.y1 for ln in seg.lines)
         text_box = Box(box.x + int(x0 / scale), box.y + int(y0 / scale), int((x1 - x0) / scale), int((y1 - y0) / scale))
-    return SegmentRecord(seg.start.ms, end.ms, reads, seg.prev_similarity, text_box)
+    return SegmentRecord(seg.start.ms, end.ms, reads, seg.prev_similarity, text_box, seg.lines_held)
 
 
 def _report(progress: ProgressFn, value: Progress) -> None:
