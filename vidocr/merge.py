@@ -127,8 +127,9 @@ class CueMerger:
         lead, self._lead = self._lead, None
         if not pieces:
             opts, current = self.options, self._open
+            ended = any(r.blank_ends for r in segment.reads)  # an UNSEEN read found the band blank
             unsure = [r.result for r in segment.reads if comparable(r.result.text)]
-            if unsure and not any(r.blank_ends for r in segment.reads):
+            if unsure and not ended:
                 self._lead = (segment.start_ms, segment.end_ms, max(unsure, key=lambda r: r.confidence).text)
             if current is None or (blank[1] if blank is not None else current.end_ms) != segment.start_ms:
                 return self._close()
@@ -136,7 +137,7 @@ class CueMerger:
                 segment.lines_held
                 or (
                     bool(segment.reads)
-                    and not any(r.blank_ends for r in segment.reads)
+                    and not ended
                     and (blank is not None or segment.mask_similarity >= opts.join_mask)
                 )
             )

@@ -105,8 +105,8 @@ def x264_repeatable() -> dict[str, str]:
     """x264's options that make its output the same on every run: on a CPU with AVX-512, two encodes of the same
     frames came out different (measured: 4-5 different videos in 5 encodes, single-threaded too, from the first
     frame on; none with x264's AVX-512 code left out, threaded or not), so a test's clip, and the libass corpus,
-    rendered differently each time and from machine to machine. Its AVX2 code and below is used there instead; every CPU
-    with AVX-512 has those."""
+    rendered differently each time and from machine to machine. Its AVX2 code and below is used there instead;
+    every CPU with AVX-512 has those."""
     try:
         flags = Path("/proc/cpuinfo").read_text(errors="replace")
     except OSError:
