@@ -100,7 +100,8 @@ def test_run_stats_give_the_json_stats_in_their_order_leaving_out_what_a_run_did
                      rescaled_frames=2, timestamp_discontinuities=0, ended_early=False, frames=250, corrupt_frames=1,
                      samples=250, ocr_calls=7, frames_read=7, ocr_confirmed=3, cues=4, scene_cuts=1, static_texts=1,
                      static_lines_dropped=2, picture_lines_dropped=0, page_frames=5, duration_decoded_s=10.0,
-                     ocr_batches=3, ocr_rereads=3, ocr_glyph_reads=2, ocr_run_reads=1, max_batch=4, seconds=4.5)
+                     ocr_batches=3, ocr_rereads=3, ocr_glyph_reads=2, ocr_run_reads=1,
+                     ocr_fused_reads=2, ocr_fused_kept=1, max_batch=4, seconds=4.5)
     assert json.dumps(stats.as_dict()) == (
         '{"times_s": {"zones": 0.5, "decode": 1.25, "detect": 0.75, "merge": 0.125, "ocr": 2.0}, '
         '"band": [0, 560, 1280, 160], "band_source": "auto", "zones": [{"name": "bottom", "box": [0, 560, 1280, 160], '
@@ -109,7 +110,8 @@ def test_run_stats_give_the_json_stats_in_their_order_leaving_out_what_a_run_did
         '"timestamp_discontinuities": 0, "ended_early": false, "frames": 250, "corrupt_frames": 1, "samples": 250, '
         '"ocr_calls": 7, "frames_read": 7, "ocr_confirmed": 3, "cues": 4, "scene_cuts": 1, "static_texts": 1, '
         '"static_lines_dropped": 2, "picture_lines_dropped": 0, "page_frames": 5, "duration_decoded_s": 10.0, '
-        '"ocr_batches": 3, "ocr_rereads": 3, "ocr_glyph_reads": 2, "ocr_run_reads": 1, "max_batch": 4, "seconds": 4.5}'
+        '"ocr_batches": 3, "ocr_rereads": 3, "ocr_glyph_reads": 2, "ocr_run_reads": 1, "ocr_fused_reads": 2, '
+        '"ocr_fused_kept": 1, "max_batch": 4, "seconds": 4.5}'
     )
     # A run stopped after its zones were found: what it reached, no counts.
     early = RunStats(StageTimes(zones=0.5), band, "user", seconds=0.75)

@@ -345,3 +345,16 @@ def test_picture_specks_do_not_decide_a_videos_script(monkeypatch: pytest.Monkey
     for _ in range(4):
         chooser.read(band)
     assert chooser.decided == "none"
+
+
+def test_latin_twins_of_cyrillic_letters_in_a_cyrillic_line_are_written_in_cyrillic() -> None:
+    from vidocr.langs import cyrillic_twins
+
+    # A lone "В" read as the Latin "B" (the real Russian clip), a word with one Latin twin inside.
+    assert cyrillic_twins("B ЭМОЦИЯХ") == "В ЭМОЦИЯХ" and main_script(cyrillic_twins("B ЭМОЦИЯХ")[0]) == "Cyrillic"
+    assert cyrillic_twins("ЭТO УЛЫБКА") == "ЭТО УЛЫБКА"
+    assert cyrillic_twins("СМОТРИ НА MEHЯ") == "СМОТРИ НА МЕНЯ"
+    # Latin words with a letter that has no Cyrillic twin stay, and so does a Latin line.
+    assert cyrillic_twins("Мы в Moscow") == "Мы в Moscow"
+    assert cyrillic_twins("iPhone для всех") == "iPhone для всех"
+    assert cyrillic_twins("OK, HE CAME") == "OK, HE CAME"

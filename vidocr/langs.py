@@ -175,3 +175,24 @@ def script_counts(text: str) -> dict[str, int]:
 def main_script(text: str) -> str | None:
     counts = script_counts(text)
     return max(counts, key=lambda k: counts[k]) if counts else None
+
+
+#: Latin letters drawn like Cyrillic ones in subtitle fonts, and the Cyrillic letter each stands for.
+_CYRILLIC_TWINS = str.maketrans("ABCEHKMOPTXYaceopxy", "АВСЕНКМОРТХУасеорху")
+
+
+def cyrillic_twins(text: str) -> str:
+    """``text`` with each word written in Latin letters that all have a Cyrillic twin (A, B, C, E, H, K, M, O, P, T,
+    X, Y; a, c, e, o, p, x, y) written in Cyrillic, when the text's other letters are Cyrillic: a recogniser reading
+    Russian with English beside it reads a lone "В" as the Latin "B" ("B ЭМОЦИЯХ"), and no word of Latin letters
+    alone stands among Cyrillic words made of just those. A word with another Latin letter stays ("iPhone")."""
+    counts = script_counts(text)
+    latin, cyrillic = counts.get("Latin", 0), counts.get("Cyrillic", 0)
+    if not latin or cyrillic <= latin:
+        return text
+    words = []
+    for word in text.split(" "):
+        letters = [c for c in word if c.isalpha()]
+        twins = all(c.translate(_CYRILLIC_TWINS) != c or main_script(c) == "Cyrillic" for c in letters)
+        words.append(word.translate(_CYRILLIC_TWINS) if letters and twins else word)
+    return " ".join(words)

@@ -22,6 +22,10 @@ from vidocr.layout import GLUED_FILL_MAX, SAME_TEXT, glyph_image, glyph_view, wi
 from vidocr.textnorm import text_similarity
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
+#: A read below this confidence (``OcrResult.confidence``) is made again on its crop's mean over frames, when the
+#: pipeline gave one (see vidocr.pipeline.ExtractOptions.fuse_s), and the surer read is kept.
+FUSE_BELOW = 0.95
+
 #: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only
 #: (one is enough when the read has no other line).
 PRINT_BLOCK = 2
@@ -69,17 +73,31 @@ class OcrWorker:
         #: Runs of subtitle-like glyphs glued to print read alone (see _runs_alone).
         self.run_reads = 0
         self._pages: set[int] = set()
+        self._fused: dict[int, np.ndarray] = {}
+        #: Reads made again on a crop's mean over frames (see FUSE_BELOW), and how many of those were kept.
+        self.fused_reads = 0
+        self.fused_kept = 0
         self.batches: list[int] = []
         #: Seconds the engine spent on this worker's batches (on the OCR thread, overlapping decoding).
         self.busy_s = 0.0
         self._thread = threading.Thread(target=self._loop, name="vidocr-ocr", daemon=True)
         self._thread.start()
 
-    def submit(self, read_id: int, crop: np.ndarray, prior: Prior | None = None, page: bool = False) -> None:
+    def submit(
+        self,
+        read_id: int,
+        crop: np.ndarray,
+        prior: Prior | None = None,
+        page: bool = False,
+        fused: np.ndarray | None = None,
+    ) -> None:
         """Queue a crop; ``page``: the band shows a page of print, so the crop is read glyphs only too (see
-        _collect) whatever its first read finds (the subtitle may not be boxed at all)."""
+        _collect) whatever its first read finds (the subtitle may not be boxed at all); ``fused``: the crop's mean
+        over frames, read when the crop's read is unsure (FUSE_BELOW)."""
         if page:
             self._pages.add(read_id)
+        if fused is not None:
+            self._fused[read_id] = fused
         self._batch.append((read_id, crop, prior))
         if len(self._batch) >= self.batch_size:
             self.flush()
@@ -211,6 +229,25 @@ class OcrWorker:
                 better[i, j] = alone
         return _replaced(reads, better)
 
+    def _surer_fused(self, items: list[_Item], results: list[OcrResult]) -> tuple[list[_Item], list[OcrResult]]:
+        """``items`` and their ``results`` with each unsure read (FUSE_BELOW) of a crop that has a mean over frames
+        replaced by the read of that mean, and the mean as its crop, where that read is surer. Decided here, on
+        the OCR thread, from the reads alone: the same video gives the same reads whatever the timing."""
+        means = [self._fused.pop(item[0], None) for item in items]
+        again = [k for k, (mean, result) in enumerate(zip(means, results, strict=True))
+                 if mean is not None and _unsure(result)]
+        if not again:
+            return items, results
+        fused = self.engine.recognize([cast(np.ndarray, means[k]) for k in again], self.task)
+        self.fused_reads += len(again)
+        items, results = list(items), list(results)
+        for k, read in zip(again, fused, strict=True):
+            if read.confidence > results[k].confidence:
+                items[k] = (items[k][0], cast(np.ndarray, means[k]), items[k][2])
+                results[k] = read
+                self.fused_kept += 1
+        return items, results
+
     def _glyphs_read(self, glued: list[tuple[int, np.ndarray, int]]) -> list[OcrResult]:
         """The reads of glyph images ((read index, image, line height), vidocr.layout.glyph_image): each image is
         read as it is and cut to its glyphs on grey (vidocr.layout.glyph_view), and the surer read is kept
@@ -260,6 +297,7 @@ class OcrWorker:
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):
             raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(items)} images")
+        items, results = self._surer_fused(items, results)
         # Measured here, on the OCR thread, while the crop is at hand (print is dropped by the zone's layout).
         measured = [with_fill(result, crop) for (_, crop, _), result in zip(items, results, strict=True)]
         # A read with lines that look like print (a page, a letter, a screen of text) is read again with the
@@ -286,6 +324,10 @@ class OcrWorker:
             self.glyph_reads += len(glued)
         for (read_id, _, _), result in zip(items, measured, strict=True):
             done[read_id] = result
+
+
+def _unsure(result: OcrResult) -> bool:
+    return bool(result.text.strip()) and result.confidence < FUSE_BELOW
 
 
 def _replaced(reads: list[OcrResult], lines: dict[tuple[int, int], OcrLine]) -> list[OcrResult]:

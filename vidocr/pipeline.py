@@ -31,7 +31,15 @@ from vidocr.detect import (
     SegmentEnded,
     SegmentStarted,
 )
-from vidocr.engines import BackgroundEngine, EngineOptions, OcrEngine, band_reader, engine_spec, engines_for_task
+from vidocr.engines import (
+    ENGINES,
+    BackgroundEngine,
+    EngineOptions,
+    OcrEngine,
+    band_reader,
+    engine_spec,
+    engines_for_task,
+)
 from vidocr.errors import ConfigError, VidocrError
 from vidocr.hanscript import ScriptKeeper, check_script
 from vidocr.layout import GlyphEvidence, SubtitleLayout
@@ -73,6 +81,14 @@ class ExtractOptions:
         empty: auto (the engine decides per video, see ``vidocr.engines.rapid.ScriptChooser``).
     script: Chinese output script: "auto" (the video's own, stray variant forms converted), "simplified",
         "traditional" or "keep" (see :mod:`vidocr.hanscript`).
+    fuse_s: a read that comes back unsure (see vidocr.ocrqueue.FUSE_BELOW) is made again on the mean of its crop
+        over the frames of this many seconds from the one it was asked for (within its segment; 0: never), and
+        the surer of the two is kept. A subtitle stays put while compression noise and the picture behind it
+        change from frame to frame: the mean keeps the glyphs and blurs the rest. The frames right after a
+        subtitle appears are the worst (an encoder spreads a change over several frames): at 360p, heavy
+        compression, reads of the frame after a cue appeared were exact for 4 of 36 cues, means over 0.3 s for
+        12. Not every read: a mean smears a sign moving in the picture into new junk text. Only for engines
+        whose confidences tell a misread (``vidocr.engines.EngineSpec.fuses``: the CPU engine).
     """
 
     engine: str = "rapidocr"
@@ -90,6 +106,7 @@ class ExtractOptions:
     stream: int | None = None
     lang: tuple[str, ...] = ()
     script: str = "auto"
+    fuse_s: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -219,6 +236,9 @@ def _run(
         if callable(begin):
             begin(str(source.path))  # an engine that picks the script per video (--lang auto) starts afresh
         batch = options.engine_options.batch_size or engine.preferred_batch
+        spec = ENGINES.get(engine.name)
+        if spec is None or not spec.fuses:
+            options = replace(options, fuse_s=0.0)
         worker = OcrWorker(engine, options.task, batch, options.queue_size)
         yield from _stream(source, regions, options, worker, progress)
         stats = info.stats
@@ -226,6 +246,7 @@ def _run(
         stats.ocr_rereads = worker.rereads
         stats.ocr_glyph_reads = worker.glyph_reads
         stats.ocr_run_reads = worker.run_reads
+        stats.ocr_fused_reads, stats.ocr_fused_kept = worker.fused_reads, worker.fused_kept
         stats.max_batch = max(worker.batches, default=0)
         stats.times.ocr = round(worker.busy_s, 3)
     except BaseException:
@@ -258,15 +279,20 @@ class _Reads:
         self.unsure: dict[int, OcrResult] = {}
         self._asked: dict[int, tuple[_Zone, int, int]] = {}
 
-    def submit(self, zone: _Zone, frame: DecodedFrame, request: ReadRequest) -> int:
-        """Queue ``request``'s crop of ``frame`` for OCR; returns the read's id."""
+    def ask(self, zone: _Zone, frame: DecodedFrame, request: ReadRequest) -> _Fusion:
+        """Number ``request``'s read and start its crop with ``frame`` (see _Fusion; :meth:`send` queues it)."""
         self.count += 1
         read_id = self.count
         crop = ocr_crop(zone.box, request.lines, zone.scale, self.frame_height)
         self._asked[read_id] = (zone, crop.x, crop.y)
-        self.worker.submit(read_id, ocr_image(frame, zone.box, crop), zone.prior(request, crop), page=zone.page)
+        fusion = _Fusion(read_id, request.segment, crop, zone.prior(request, crop), zone.page)
+        fusion.add(frame, zone.box)
         zone.last_read = (read_id, crop.y, request.segment.index)
-        return read_id
+        return fusion
+
+    def send(self, fusion: _Fusion) -> None:
+        """Queue a read's crop for OCR, with its mean over frames to read if the crop reads unsure."""
+        self.worker.submit(fusion.read_id, fusion.frames[0][1], fusion.prior, page=fusion.page, fused=fusion.image())
 
     @property
     def all_back(self) -> bool:
@@ -282,6 +308,40 @@ class _Reads:
             self.results[read_id], unsure = zone.layout.read(came)
             if unsure:
                 self.unsure[read_id] = came
+
+
+@dataclass
+class _Fusion:
+    """A read's crop over the frames of its first ``ExtractOptions.fuse_s`` seconds, until it is sent (the first is
+    the read's own); frames from its segment's end on (which the detector tells a few frames late) are left out."""
+
+    read_id: int
+    segment: Segment
+    crop: Box
+    prior: Prior | None
+    page: bool
+    frames: list[tuple[float, np.ndarray]] = field(default_factory=list)
+    end_s: float | None = None  # the segment's end, once it ended
+    after: int = 0  # frames seen since the window closed
+
+    def add(self, frame: DecodedFrame, box: Box) -> None:
+        self.frames.append((frame.ts.seconds, ocr_image(frame, box, self.crop)))
+
+    def image(self) -> np.ndarray | None:
+        """The mean of the crop over the frames of the segment; None when there is only the first."""
+        first = self.frames[0][1]
+        kept = [img for ts, img in self.frames[1:] if self.end_s is None or ts < self.end_s]
+        if not kept:
+            return None
+        total = first.astype(np.float32)
+        for img in kept:
+            total += img
+        return np.clip(total / (len(kept) + 1) + 0.5, 0, 255).astype(np.uint8)
+
+
+#: Frames a read waits, once its window is full, for its segment's end to be told (the detector confirms a
+#: change ``DetectOptions.confirm`` samples late): frames of the next subtitle must not be in its mean.
+FUSE_SETTLE_FRAMES = 3
 
 
 class _Zone:
@@ -312,6 +372,8 @@ class _Zone:
         self.detector = BandChangeDetector(options.detect, fps, line_h, core)
         self.merger = CueMerger(options.merge)
         self.pending: deque[_PendingSegment] = deque()
+        self.fuse_s = options.fuse_s
+        self.fusing: list[_Fusion] = []  # reads asked for, not yet sent (see _Fusion)
         # Static text (logos, watermarks) in band coordinates, and as analysis-resolution rectangles.
         self.static = [Box(b.x - box.x, b.y - box.y, b.w, b.h) for b in region.static]
         self._static_px = [
@@ -326,7 +388,9 @@ class _Zone:
         self.cues = 0  # cues given out
 
     def handle(self, events: Iterable[DetectorEvent], frame: DecodedFrame | None, reads: _Reads) -> None:
-        """Track the detector's events: a segment started or ended, a read of ``frame`` asked for."""
+        """Track the detector's events: a segment started or ended, a read of ``frame`` asked for; add ``frame`` to
+        the reads still gathering frames and send those that are done (all of them once ``frame`` is None)."""
+        fusing = list(self.fusing)
         for event in events:
             if isinstance(event, SegmentStarted):
                 self.pending.append(_PendingSegment(event.segment))
@@ -334,8 +398,27 @@ class _Zone:
                 current = self.pending[-1]  # a segment ends before the next one starts
                 assert current.segment is event.segment
                 current.end = event.end
+                for fusion in self.fusing:
+                    if fusion.segment is event.segment:
+                        fusion.end_s = event.end.seconds
             elif frame is not None:
-                self.pending[-1].reads.append((reads.submit(self, frame, event), event))
+                fusion = reads.ask(self, frame, event)
+                self.pending[-1].reads.append((fusion.read_id, event))
+                self.fusing.append(fusion)
+        done = []
+        for fusion in self.fusing:
+            if frame is None or fusion.end_s is not None or self.fuse_s <= 0:
+                done.append(fusion)
+            elif fusion in fusing:  # not asked for at this frame
+                if frame.ts.seconds - fusion.frames[0][0] < self.fuse_s:
+                    fusion.add(frame, self.box)
+                else:
+                    fusion.after += 1
+                    if fusion.after >= FUSE_SETTLE_FRAMES:
+                        done.append(fusion)
+        for fusion in done:
+            self.fusing.remove(fusion)
+            reads.send(fusion)
 
     def merged(self, reads: _Reads, clock: _StageClock, final: bool = False) -> Iterator[Cue]:
         """Cues of the segments, oldest first, that have ended and have all their reads back; a segment with

@@ -259,6 +259,9 @@ class RunStats:
     ocr_glyph_reads: int | None = None
     #: Runs of subtitle-like glyphs glued to print in one line, read alone (vidocr.layout.glued_run).
     ocr_run_reads: int | None = None
+    #: Unsure reads made again on their crop's mean over frames, and how many of those were kept (surer).
+    ocr_fused_reads: int | None = None
+    ocr_fused_kept: int | None = None
     duration_decoded_s: float | None = None
     ocr_batches: int | None = None
     ocr_rereads: int | None = None
@@ -291,8 +294,8 @@ class RunStats:
 _COUNTS = (
     "timestamp_discontinuities", "ended_early", "frames", "corrupt_frames", "samples", "ocr_calls", "frames_read",
     "ocr_confirmed", "cues", "scene_cuts", "static_texts", "static_lines_dropped", "picture_lines_dropped",
-    "page_frames", "duration_decoded_s", "ocr_batches", "ocr_rereads", "ocr_glyph_reads", "ocr_run_reads", "max_batch",
-    "seconds",
+    "page_frames", "duration_decoded_s", "ocr_batches", "ocr_rereads", "ocr_glyph_reads", "ocr_run_reads",
+    "ocr_fused_reads", "ocr_fused_kept", "max_batch", "seconds",
 )
 
 

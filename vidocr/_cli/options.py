@@ -94,6 +94,9 @@ def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> 
                    help="frames per second that drive change decisions, 0.1-1000 (default: every frame)")
     g.add_argument("--recheck", type=float, help="re-read a stable subtitle at most this often, seconds (2.0)")
     g.add_argument("--no-scene-cuts", action="store_true", help="do not re-read subtitles after shot cuts")
+    g.add_argument("--fuse", type=float, metavar="SECONDS",
+                   help="read an unsure read again on the mean of its crop over this many seconds of frames, "
+                        "0-5 (0.3; 0: never; the CPU engine only)")
     g.add_argument("--workers", type=int,
                    help="OCR threads (rapidocr) or concurrent server requests (default: CPU cores)")
     g.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
@@ -224,6 +227,8 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         detect_kwargs["recheck_s"] = _number("--recheck", args.recheck, 0.1, 86400)
     if getattr(args, "no_scene_cuts", False):
         detect_kwargs["scene_cuts"] = False
+    fuse = getattr(args, "fuse", None)
+    fuse_s = ExtractOptions.fuse_s if fuse is None else _number("--fuse", fuse, 0, 5)
     workers = _number("--workers", getattr(args, "workers", None) or 0, 0, 1024, int)
     batch_size = _number("--batch-size", getattr(args, "batch_size", None) or 0, 0, 4096, int)
     start, end = parse_time(getattr(args, "start", None)), parse_time(getattr(args, "end", None))
@@ -261,6 +266,7 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         stream=stream,
         lang=lang,
         script=str(getattr(args, "script", None) or "auto"),
+        fuse_s=fuse_s,
     )
 
 

@@ -89,12 +89,16 @@ class EngineSpec:
     target: str
     extra: str | None
     tasks: frozenset[Task]
+    #: Its confidences tell a misread (a line recogniser's character probabilities), so an unsure read is worth
+    #: making again on the crop's mean over frames (vidocr.pipeline.ExtractOptions.fuse_s). Not measured for the
+    #: model engines, where it would cost a model request per unsure read.
+    fuses: bool = False
 
 
 _VLM_TASKS = frozenset({Task.SUBTITLE, Task.TEXT, Task.TRANSLATE, Task.SPOTTING})
 
 ENGINES: dict[str, EngineSpec] = {
-    "rapidocr": EngineSpec("vidocr.engines.rapid:RapidOcrEngine", None, frozenset({Task.SUBTITLE, Task.TEXT})),
+    "rapidocr": EngineSpec("vidocr.engines.rapid:RapidOcrEngine", None, frozenset({Task.SUBTITLE, Task.TEXT}), True),
     "hunyuan-vllm": EngineSpec("vidocr.engines.hunyuan_vllm:HunyuanVllmEngine", "vllm", _VLM_TASKS),
     "hunyuan-transformers": EngineSpec("vidocr.engines.hunyuan_hf:HunyuanTransformersEngine", "hf", _VLM_TASKS),
     "openai": EngineSpec("vidocr.engines.openai_client:OpenAIEngine", None, _VLM_TASKS),

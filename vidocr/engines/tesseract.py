@@ -24,7 +24,16 @@ import cv2
 import numpy as np
 
 from vidocr.errors import EngineError, EngineUnavailable
-from vidocr.langs import RTL, SCRIPTS, UNSPACED, apt_package, installed_packs, main_script, tessdata_dir
+from vidocr.langs import (
+    RTL,
+    SCRIPTS,
+    UNSPACED,
+    apt_package,
+    cyrillic_twins,
+    installed_packs,
+    main_script,
+    tessdata_dir,
+)
 from vidocr.textmask import BRIGHT_MIN, edge_mask
 
 
@@ -195,6 +204,7 @@ class TesseractReader:
         scripts = {s.name for s in SCRIPTS.values() if s.pack in lang.split("+")}
         self.unspaced = bool(scripts & UNSPACED)
         self.rtl = bool(scripts & RTL)
+        self.cyrillic = "Cyrillic" in scripts
         self.upscale = max((UPSCALE.get(name, 1.0) for name in scripts), default=1.0)
         self._local = threading.local()
         self._apis: list[Any] = []
@@ -258,6 +268,8 @@ class TesseractReader:
         text = _strip_ends(text, [j for j in junk if j])
         if self.unspaced:
             text = _unspace(text)
+        if self.cyrillic:
+            text = cyrillic_twins(text)
         return text, conf
 
     def close(self) -> None:
