@@ -341,7 +341,11 @@ def test_cancelling_a_running_job_gives_it_back_and_fails_it(own_library: Librar
     with TestClient(create_app(own_library.settings(worker=True, extractor=slow))) as client:
         job = client.post("/api/v1/jobs", json={"path": "harbour.mp4"}).json()["job"]
         running = _wait_job(client, job["id"], ("running",), 10)
+        deadline = time.monotonic() + 10  # "running" is stored before the worker pulls the first cue
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert running["state"] == "running" and started
+        assert client.get(f"/api/v1/jobs/{job['id']}").json()["state"] == "running"
         r = client.delete(f"/api/v1/jobs/{job['id']}")
         assert r.status_code == 200 and r.json()["state"] == "failed" and r.json()["error"] == "cancelled"
         cues = client.get(f"/api/v1/videos/{video_id(client, 'harbour.mp4')}/cues").json()["cues"]

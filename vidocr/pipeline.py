@@ -81,14 +81,15 @@ class ExtractOptions:
         empty: auto (the engine decides per video, see ``vidocr.engines.rapid.ScriptChooser``).
     script: Chinese output script: "auto" (the video's own, stray variant forms converted), "simplified",
         "traditional" or "keep" (see :mod:`vidocr.hanscript`).
-    fuse_s: a read that comes back unsure (see vidocr.ocrqueue.FUSE_BELOW) is made again on the mean of its crop
-        over the frames of this many seconds from the one it was asked for (within its segment; 0: never), and
-        the surer of the two is kept. A subtitle stays put while compression noise and the picture behind it
-        change from frame to frame: the mean keeps the glyphs and blurs the rest. The frames right after a
-        subtitle appears are the worst (an encoder spreads a change over several frames): at 360p, heavy
-        compression, reads of the frame after a cue appeared were exact for 4 of 36 cues, means over 0.3 s for
-        12. Not every read: a mean smears a sign moving in the picture into new junk text. Only for engines
-        whose confidences tell a misread (``vidocr.engines.EngineSpec.fuses``: the CPU engine).
+    fuse_s: a new segment's first read that comes back unsure (see vidocr.ocrqueue.FUSE_BELOW) is made again on
+        the mean of its crop over the frames of this many seconds from the one it was asked for (within its
+        segment; 0: never), and the surer of the two is kept. A subtitle stays put while compression noise and
+        the picture behind it change from frame to frame: the mean keeps the glyphs and blurs the rest. The
+        frames right after a subtitle appears are the worst (an encoder spreads a change over several frames):
+        at 360p, heavy compression, reads of the frame after a cue appeared were exact for 4 of 36 cues, means
+        over 0.3 s for 12. Not every read: a mean smears a sign moving in the picture into new junk text, and a
+        re-read's window may cross a change (see _Fusion). Only for engines whose confidences tell a misread
+        (``vidocr.engines.EngineSpec.fuses``: the CPU engine).
     """
 
     engine: str = "rapidocr"
@@ -285,7 +286,8 @@ class _Reads:
         read_id = self.count
         crop = ocr_crop(zone.box, request.lines, zone.scale, self.frame_height)
         self._asked[read_id] = (zone, crop.x, crop.y)
-        fusion = _Fusion(read_id, request.segment, crop, zone.prior(request, crop), zone.page)
+        ahead = request.reason in (ReadReason.NEW, ReadReason.FIRST)
+        fusion = _Fusion(read_id, request.segment, crop, zone.prior(request, crop), zone.page, ahead)
         fusion.add(frame, zone.box)
         zone.last_read = (read_id, crop.y, request.segment.index)
         return fusion
@@ -320,6 +322,10 @@ class _Fusion:
     crop: Box
     prior: Prior | None
     page: bool
+    #: A new segment's first read gathers frames; a re-read's window could cross a change the masks did not see (a
+    #: line redrawn in place with as many glyphs: the real Russian clip's "В ЭМОЦИЯХ" -> "В ЧУВСТВАХ"), and a mean
+    #: across it reads a blend of both ("В ЧУВС ВХ", surer than the frame's own read, split the cue 3 frames early).
+    ahead: bool = True
     frames: list[tuple[float, np.ndarray]] = field(default_factory=list)
     end_s: float | None = None  # the segment's end, once it ended
     after: int = 0  # frames seen since the window closed
@@ -407,7 +413,7 @@ class _Zone:
                 self.fusing.append(fusion)
         done = []
         for fusion in self.fusing:
-            if frame is None or fusion.end_s is not None or self.fuse_s <= 0:
+            if frame is None or fusion.end_s is not None or self.fuse_s <= 0 or not fusion.ahead:
                 done.append(fusion)
             elif fusion in fusing:  # not asked for at this frame
                 if frame.ts.seconds - fusion.frames[0][0] < self.fuse_s:
