@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
-from vidocr.textnorm import comparable, normalize_text, text_similarity
+from vidocr.textnorm import comparable, in_order, normalize_text, text_similarity
 from vidocr.types import Box, Cue, OcrResult
 
 #: Single glyphs that recognisers read off straight edges and bars (after `comparable`).
@@ -402,8 +402,7 @@ def _glyphs_lost(ta: str, box_a: Box | None, tb: str, box_b: Box | None) -> bool
     if box_a is None or box_b is None or len(ta) == len(tb):
         return False
     (short, short_box), (long, long_box) = sorted(((ta, box_a), (tb, box_b)), key=lambda t: len(t[0]))
-    rest = iter(long)
-    if not all(c in rest for c in short):
+    if not in_order(short, long):
         return False
     glyph = long_box.w / len(long)
     return short_box.w > long_box.w - 0.5 * glyph * (len(long) - len(short))

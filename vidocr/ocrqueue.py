@@ -19,7 +19,7 @@ import numpy as np
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
 from vidocr.layout import GLUED_FILL_MAX, SAME_TEXT, glyph_image, glyph_view, with_fill
-from vidocr.textnorm import text_similarity
+from vidocr.textnorm import in_order, text_similarity
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
 #: A read below this confidence (``OcrResult.confidence``) is made again on its crop's mean over frames, when the
@@ -330,10 +330,7 @@ def _lost_only(fused: str, single: str) -> bool:
     """``fused`` is ``single`` less some of its characters (spaces aside): surer for leaving out what it could not
     read ("没有" for "没有......"); a glyph lost is a common miss, one made up is not (as in vidocr.merge._vote)."""
     a, b = "".join(fused.split()), "".join(single.split())
-    if len(a) >= len(b):
-        return False
-    rest = iter(b)
-    return all(char in rest for char in a)
+    return len(a) < len(b) and in_order(a, b)
 
 
 def _unsure(result: OcrResult) -> bool:

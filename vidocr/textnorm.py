@@ -64,6 +64,13 @@ def comparable(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c)[0] not in "PZSC")
 
 
+def in_order(part: str, whole: str) -> bool:
+    """``part`` is ``whole`` with characters left out (or all of it): each of its characters is in ``whole``, in
+    the same order."""
+    rest = iter(whole)
+    return all(char in rest for char in part)
+
+
 def text_similarity(a: str, b: str) -> float:
     """Similarity of two texts in [0, 1] on their comparable forms (1.0 when both are empty)."""
     ca, cb = comparable(a), comparable(b)
