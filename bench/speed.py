@@ -184,6 +184,7 @@ def measure(path: Path, args: argparse.Namespace) -> dict[str, object]:
         "ocr_calls_per_min": round(calls / (duration / 60), 1),
         "ocr_confirmed_rereads": stats["ocr_confirmed"],
         "ocr_fused_reads": stats.get("ocr_fused_reads", 0),
+        "ocr_whole_reads": stats.get("ocr_whole_reads", 0),
         "cues": stats["cues"],
         "peak_rss_mb": round(rss, 1),
     }

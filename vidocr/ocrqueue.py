@@ -12,19 +12,25 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import cast
 
 import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
-from vidocr.layout import GLUED_FILL_MAX, SAME_TEXT, glyph_image, glyph_view, with_fill
+from vidocr.layout import CENTRE_TOLERANCE, GLUED_FILL_MAX, SAME_TEXT, glyph_image, glyph_view, with_fill
 from vidocr.textnorm import in_order, text_similarity
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
 #: A read below this confidence (``OcrResult.confidence``) is made again on its crop's mean over frames, when the
 #: pipeline gave one (see vidocr.pipeline.ExtractOptions.fuse_s), and the surer read is kept.
 FUSE_BELOW = 0.95
+
+#: A line read again whole (see OcrWorker._whole_lines) is believed at least this sure.
+WHOLE_SURE = 0.9
+#: An off-centre line is read again whole when it reaches to within this many of its heights of the crop's middle.
+WHOLE_REACH = 2.0
 
 #: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only
 #: (one is enough when the read has no other line).
@@ -72,6 +78,9 @@ class OcrWorker:
         self.glyph_reads = 0
         #: Runs of subtitle-like glyphs glued to print read alone (see _runs_alone).
         self.run_reads = 0
+        #: Lines the detector may have boxed in part, read again whole (see _whole_lines), and those kept.
+        self.whole_reads = 0
+        self.whole_kept = 0
         self._pages: set[int] = set()
         self._fused: dict[int, np.ndarray] = {}
         #: Reads made again on a crop's mean over frames (see FUSE_BELOW), and how many of those were kept.
@@ -215,7 +224,7 @@ class OcrWorker:
         when that read is one line, surer and of as many words. The glyphs alone lose what their outline drew
         (at 360p, the gap between two words: "Where wereyou"); inside the box found glyphs only, print is mostly
         outside, but what is behind the line can fill its word gaps ("Wherewereyou lastnight?")."""
-        found, _ = self._lines_alone(reads, crops, lambda ln: ln.box)
+        found, _ = self._lines_alone(reads, crops, lambda ln, _: ln.box)
         better = {}
         for (i, j), alone in found.items():
             glyph = reads[i].lines[j]
@@ -228,6 +237,26 @@ class OcrWorker:
             ):
                 better[i, j] = alone
         return _replaced(reads, better)
+
+    def _whole_lines(self, reads: list[OcrResult], crops: list[np.ndarray], frame: list[bool]) -> list[OcrResult]:
+        """``reads`` with each line the detector may have boxed in part read again in the whole box a centred
+        subtitle line would have (crops are as wide as the band, centred on it): kept when that read is one line,
+        at least WHOLE_SURE sure, with more characters and the first read's words in it, in order. The detector
+        misses glyphs of a pale subtitle over a light picture: its box took "pen that door!" of "Don't open that
+        door!" (off-centre, so the zone's layout dropped it), or "Why", "any" and "do that?" of "Why would anyone
+        do that?" (two boxes a gap apart); a read of the whole box alone reads the whole line (the detector sees
+        the line larger there)."""
+        found, asked = self._lines_alone(reads, crops, _whole_box, only=frame)
+        self.whole_reads += asked
+        kept = {}
+        for (i, j), line in found.items():
+            first, width = reads[i].lines[j], crops[i].shape[1]
+            if line.confidence >= WHOLE_SURE and _centred_in(line, width) and (
+                _grown(first.text, line.text, _whole_side(first, width))
+            ):
+                kept[i, j] = line
+        self.whole_kept += len(kept)
+        return _replaced(reads, kept)
 
     def _surer_fused(self, items: list[_Item], results: list[OcrResult]) -> tuple[list[_Item], list[OcrResult]]:
         """``items`` and their ``results`` with each unsure read (FUSE_BELOW) of a crop that has a mean over frames
@@ -268,7 +297,7 @@ class OcrWorker:
         vidocr.layout.glued_run) read alone, inside the line's rows: kept as the line's ``alone`` when it reads as
         one line (the zone's layout takes it when it is centred and the whole line is not)."""
 
-        def run_box(line: OcrLine) -> Box | None:
+        def run_box(line: OcrLine, _: int) -> Box | None:
             if line.glued_cols is None or line.box is None:
                 return None
             first, end = line.glued_cols
@@ -279,13 +308,17 @@ class OcrWorker:
         return _replaced(reads, {(i, j): replace(reads[i].lines[j], alone=alone) for (i, j), alone in found.items()})
 
     def _lines_alone(
-        self, reads: list[OcrResult], crops: list[np.ndarray], box_of: Callable[[OcrLine], Box | None]
+        self,
+        reads: list[OcrResult],
+        crops: list[np.ndarray],
+        box_of: Callable[[OcrLine, int], Box | None],
+        only: list[bool] | None = None,
     ) -> tuple[dict[tuple[int, int], OcrLine], int]:
-        """Each line of ``reads`` that ``box_of`` gives a box read again alone, inside that box of its crop (with a
-        margin): the reads that found one line, moved into the crop's pixels, by (read, line) index; and how many
-        were read."""
-        where = [(i, j, box) for i, read in enumerate(reads) for j, ln in enumerate(read.lines)
-                 if (box := box_of(ln)) is not None]
+        """Each line of ``reads`` that ``box_of`` (given the line and its crop's width) gives a box read again
+        alone, inside that box of its crop (with a margin), in the reads ``only`` marks (default: all): the reads
+        that found one line, moved into the crop's pixels, by (read, line) index; and how many were read."""
+        where = [(i, j, box) for i, result in enumerate(reads) if only is None or only[i]
+                 for j, ln in enumerate(result.lines) if (box := box_of(ln, crops[i].shape[1])) is not None]
         if not where:
             return {}, 0
         cut = [_line_crop(crops[i], box) for i, _, box in where]
@@ -297,7 +330,12 @@ class OcrWorker:
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
         if len(results) != len(items):
             raise EngineError(f"{self.engine.name} returned {len(results)} results for {len(items)} images")
+        frames = [crop for _, crop, _ in items]
         items, results = self._surer_fused(items, results)
+        # Not on a mean over frames: its window may have taken in a few frames of the next subtitle, faint, which
+        # the whole line's box would read.
+        results = self._whole_lines(results, [crop for _, crop, _ in items],
+                                    [crop is frame for (_, crop, _), frame in zip(items, frames, strict=True)])
         # Measured here, on the OCR thread, while the crop is at hand (print is dropped by the zone's layout).
         measured = [with_fill(result, crop) for (_, crop, _), result in zip(items, results, strict=True)]
         # A read with lines that look like print (a page, a letter, a screen of text) is read again with the
@@ -331,6 +369,60 @@ def _lost_only(fused: str, single: str) -> bool:
     read ("没有" for "没有......"); a glyph lost is a common miss, one made up is not (as in vidocr.merge._vote)."""
     a, b = "".join(fused.split()), "".join(single.split())
     return len(a) < len(b) and in_order(a, b)
+
+
+def _whole_side(line: OcrLine, width: int) -> int:
+    """The side a line's whole box (_whole_box) grows it on: -1 left (the line is right of the middle), 1 right,
+    0 neither (a centred line read whole between its boxes)."""
+    box = cast(Box, line.box)
+    off = box.x + box.w / 2 - width / 2
+    return 0 if abs(off) <= CENTRE_TOLERANCE * width + 0.15 * box.h else (-1 if off > 0 else 1)
+
+
+def _whole_box(line: OcrLine, width: int) -> Box | None:
+    """The box a line the detector may have boxed in part would have as a whole centred line in a crop ``width``
+    wide (see OcrWorker._whole_lines), or None: a line off the middle (as vidocr.layout's SubtitleLayout.centred
+    tells, around the crop's middle) that reaches near it (WHOLE_REACH), widened to its mirror image about the
+    middle; a centred line joined from boxes with a gap wider than its height between two of them (a word gap is a
+    third of it), whole. A line far to one side (a sign) is not read again."""
+    box = line.box
+    if box is None or box.h < 4:
+        return None
+    middle, x1 = width / 2, box.x + box.w
+    if _whole_side(line, width):
+        if box.x - middle > WHOLE_REACH * box.h or middle - x1 > WHOLE_REACH * box.h:
+            return None
+        left = int(min(box.x, width - x1))
+        return Box(left, box.y, width - left - left, box.h)
+    gaps = [b.box.x - (a.box.x + a.box.w) for a, b in pairwise(line.parts)]
+    return box if gaps and max(gaps) > box.h else None
+
+
+def _centred_in(line: OcrLine, width: int) -> bool:
+    """Whether ``line``'s text (where the recogniser aligned it, else its box) is centred in a crop ``width`` wide,
+    within twice the zone layout's tolerance (its axis may be a little off the band's middle)."""
+    box = line.box
+    if box is None:
+        return False
+    x0, x1 = line.text_cols or (box.x, box.x + box.w)
+    return abs((x0 + x1) / 2 - width / 2) <= 2 * CENTRE_TOLERANCE * width + 0.15 * box.h
+
+
+def _grown(first: str, again: str, side: int) -> bool:
+    """``again`` has more characters than ``first`` (spaces aside) and each word of ``first``, in order, with the
+    characters it adds on ``side`` of them: -1 before, 1 after, 0 between (a line read again in a box widened on
+    that side, or whole between its boxes; picture detail at the other end is not part of the line)."""
+    if len("".join(again.split())) <= len("".join(first.split())):
+        return False
+    at, start = 0, None
+    for word in first.split():
+        found = again.find(word, at)
+        if found < 0:
+            return False
+        start = found if start is None else start
+        at = found + len(word)
+    before, after = bool(again[: start or 0].strip()), bool(again[at:].strip())
+    return not (after and side <= 0) and not (before and side >= 0)
 
 
 def _unsure(result: OcrResult) -> bool:

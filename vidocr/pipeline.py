@@ -248,6 +248,7 @@ def _run(
         stats.ocr_glyph_reads = worker.glyph_reads
         stats.ocr_run_reads = worker.run_reads
         stats.ocr_fused_reads, stats.ocr_fused_kept = worker.fused_reads, worker.fused_kept
+        stats.ocr_whole_reads, stats.ocr_whole_kept = worker.whole_reads, worker.whole_kept
         stats.max_batch = max(worker.batches, default=0)
         stats.times.ocr = round(worker.busy_s, 3)
     except BaseException:

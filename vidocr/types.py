@@ -262,6 +262,9 @@ class RunStats:
     #: Unsure reads made again on their crop's mean over frames, and how many of those were kept (surer).
     ocr_fused_reads: int | None = None
     ocr_fused_kept: int | None = None
+    #: Lines the detector may have boxed in part read again whole, and how many of those were kept.
+    ocr_whole_reads: int | None = None
+    ocr_whole_kept: int | None = None
     duration_decoded_s: float | None = None
     ocr_batches: int | None = None
     ocr_rereads: int | None = None
@@ -295,7 +298,8 @@ _COUNTS = (
     "timestamp_discontinuities", "ended_early", "frames", "corrupt_frames", "samples", "ocr_calls", "frames_read",
     "ocr_confirmed", "cues", "scene_cuts", "static_texts", "static_lines_dropped", "picture_lines_dropped",
     "page_frames", "duration_decoded_s", "ocr_batches", "ocr_rereads", "ocr_glyph_reads", "ocr_run_reads",
-    "ocr_fused_reads", "ocr_fused_kept", "max_batch", "seconds",
+    "ocr_fused_reads", "ocr_fused_kept", "ocr_whole_reads",
+    "ocr_whole_kept", "max_batch", "seconds",
 )
 
 
