@@ -160,3 +160,41 @@ def test_the_recogniser_says_where_in_its_crop_the_text_is() -> None:
     (line,) = read_band(ocr, band).lines
     assert line.text_cols is not None
     assert abs(line.text_cols[0] - left) <= 24 and abs(line.text_cols[1] - (left + width)) <= 24
+
+
+@pytest.mark.parametrize(("raw", "stray"), [
+    ("Howmu馆h further is it?", True),  # a sign's glyph inside a Latin word
+    ("咖（door slams)", True),  # a sign's glyph and a full-width bracket glued to a caption
+    ("Can yu馆ear me now?", True),
+    ("OKです", False),  # Japanese with a Latin word: as many kana as letters
+    ("我用iPhone", False),
+    ("Welcome to 東京", False),  # a CJK word apart from the Latin ones
+    ("Where were you last night?", False),
+    ("你昨天晚上去哪儿了", False),
+])
+def test_a_latin_line_with_a_cjk_glyph_glued_to_its_words_is_told(raw: str, stray: bool) -> None:
+    from vidocr.engines.ppocr import _stray_cjk
+
+    assert _stray_cjk(raw) is stray
+
+
+def test_a_stray_cjk_glyph_in_a_latin_line_gives_way_to_the_likeliest_latin_character() -> None:
+    """CTC steps spelling "Howmu馆h" with "c" second at the 馆 step decode as "Howmuch"; the same steps in a
+    Chinese line ("馆" among Han characters) keep it."""
+    ocr = PpOcr()
+    index = {char: i for i, char in enumerate(ocr.characters) if char}
+
+    def steps(*path: tuple[str, str | None]) -> np.ndarray:
+        pred = np.full((len(path) * 2, len(ocr.characters)), 0.001, np.float32)
+        for k, (first, second) in enumerate(path):
+            pred[2 * k, index[first]] = 0.6
+            if second is not None:
+                pred[2 * k, index[second]] = 0.3
+            pred[2 * k + 1, 0] = 0.9  # a blank between characters
+        return pred
+
+    latin = steps(*((c, None) for c in "Howmu"), ("馆", "c"), ("h", None), (" ", None), *((c, None) for c in "there"))
+    text, *_ = ocr._decode(latin)
+    assert text == "Howmuch there"
+    chinese = steps(("图", None), ("书", None), ("馆", "c"))
+    assert ocr._decode(chinese)[0] == "图书馆"

@@ -96,6 +96,8 @@ class PpOcr:
         characters = self._rec.get_modelmeta().custom_metadata_map["character"].splitlines()
         # CTC: index 0 is the blank, the dictionary follows, a space comes last.
         self.characters = ["", *characters, " "]
+        #: The dictionary's CJK entries (Han, kana, Hangul, CJK punctuation, full-width forms): see _latin_only.
+        self._cjk = np.array([any(_is_cjk(c) for c in entry) for entry in self.characters])
 
     # -- full read ------------------------------------------------------------------------------
     def read(self, image: np.ndarray) -> list[Piece]:
@@ -197,6 +199,9 @@ class PpOcr:
         of each character of the text (an added space: the most its gap gave the space) and the step it was
         read at (an added space: the middle of its gap)."""
         tokens = pred.argmax(axis=1)
+        if self._cjk[tokens].any() and _stray_cjk("".join(self.characters[t] for t in tokens[tokens != 0])):
+            pred = np.where(self._cjk, np.float32(0), pred)  # a Latin line: no CJK glyph inside its words
+            tokens = pred.argmax(axis=1)
         probs = pred.max(axis=1)
         keep = np.ones(len(tokens), dtype=bool)
         keep[1:] = tokens[1:] != tokens[:-1]
@@ -274,6 +279,33 @@ class PpOcr:
                 continue
             found.append(box)
         return np.array(found, np.float32).reshape(-1, 4, 2)
+
+
+def _is_cjk(char: str) -> bool:
+    """Han, kana, Hangul, CJK punctuation and full-width forms (from the CJK radicals block up)."""
+    return ord(char) >= 0x2E80
+
+
+#: A line has at least this many Latin letters per CJK character for a CJK glyph inside its words to be a stray.
+LATIN_PER_CJK = 4
+
+
+def _stray_cjk(raw: str) -> bool:
+    """Whether a greedy CTC reading (repeats not collapsed) is a Latin line with CJK characters glued to its words:
+    at least LATIN_PER_CJK Latin letters per CJK character, and a run of CJK characters touching a Latin letter
+    or an ASCII bracket with no space between. A Latin subtitle has no Han glyph inside a word: it is a sign's
+    glyph behind the line read into it ("Howmu馆h further is it?", "咖（door slams)" under a café sign's
+    "咖啡馆"); the line is decoded again without the CJK entries, where the step's likeliest Latin character (or
+    none) takes its place. "OKです", "我用iPhone" and "Welcome to 東京" are left as read."""
+    text = "".join(ch for i, ch in enumerate(raw) if i == 0 or ch != raw[i - 1])
+    cjk = sum(_is_cjk(c) for c in text)
+    latin = sum(c.isascii() and c.isalpha() for c in text)
+    if not cjk or latin < LATIN_PER_CJK * cjk:
+        return False
+    glue = set("()[]")
+    return any(_is_cjk(a) != _is_cjk(b) and (a.isascii() and (a.isalpha() or a in glue) or
+                                             b.isascii() and (b.isalpha() or b in glue))
+               for a, b in zip(text, text[1:], strict=False))
 
 
 def _to_image(boxes: np.ndarray, top: int, ratio_h: float, ratio_w: float, width: int, height: int) -> np.ndarray:
