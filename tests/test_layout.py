@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 from vidocr.engines import OcrEngine
 from vidocr.layout import (
@@ -460,6 +461,17 @@ def test_the_ocr_worker_reads_a_block_of_print_again_glyphs_only_and_the_layout_
     assert _proven(SubtitleLayout(WIDTH)).filter(result).text == "Where were you last night?"
 
 
+@pytest.fixture
+def no_whole_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's glyph reads alone, in the order the scripted engine answers them: no line is read again whole
+    (vidocr.ocrqueue.OcrWorker._whole_lines, tests/test_whole_lines.py), which the page's print lines near the
+    middle would ask for."""
+    from vidocr import ocrqueue
+
+    monkeypatch.setattr(ocrqueue, "_whole_box", lambda line, width: None)
+
+
+@pytest.mark.usefixtures("no_whole_reads")
 def test_a_read_that_found_nothing_but_a_line_of_print_is_read_again_glyphs_only() -> None:
     """The detector boxed one line of the page and not the subtitle over it (libass corpus, new seeds, dev 13_cuts:
     a CJK subtitle over a page just cut to): the band is read again with its closed light glyphs alone. A lone
@@ -537,6 +549,7 @@ class _ScriptedEngine:
         pass
 
 
+@pytest.mark.usefixtures("no_whole_reads")
 def test_a_glyphs_only_line_is_read_again_in_the_picture_inside_its_box_and_the_surer_read_kept() -> None:
     from vidocr.ocrqueue import OcrWorker
 
@@ -564,6 +577,7 @@ def test_a_glyphs_only_line_is_read_again_in_the_picture_inside_its_box_and_the_
             assert found is not None and (found.x, found.y) == (box.x - pad + 4, box.y - pad + 3)
 
 
+@pytest.mark.usefixtures("no_whole_reads")
 def test_a_glyph_image_is_read_also_cut_to_its_glyphs_on_grey_and_the_surer_read_kept() -> None:
     """PP-OCR's detector often boxes nothing, or drops a glyph, in a band-wide image of light glyphs on black
     (libass corpus, new seeds, dev 13_cuts: a CJK subtitle half over a page): the glyph image is also read cut to
