@@ -318,3 +318,47 @@ def test_a_cjk_subtitle_over_a_moving_page_of_print_is_read_from_its_glyphs_alon
     # frames": before x264's output was made repeatable, renders of this clip gave 18-23 exact of 39-41 with
     # the view and 5-10 without (the view at least twice as good every time).
     assert exact >= 2 * exact_on_black and exact >= tried // 3, (exact, exact_on_black, tried)
+
+
+def test_a_cjk_sign_drawn_behind_a_latin_subtitle_is_not_read_into_its_words(
+    tmp_path: Path, rapid_engine: OcrEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen on the corpus (dev ``05_pale``): a café sign's "咖啡馆" on its plate, half under a pale Latin subtitle,
+    was read into the subtitle's words ("Howmu馆h further is it?"). PP-OCR reads Chinese and Latin with one
+    dictionary; a Latin line with a CJK glyph glued to its words is decoded again without the CJK entries
+    (vidocr.engines.ppocr._stray_cjk). What the plate hides stays lost ("Howmueh"), but no CJK glyph is left in
+    a Latin cue. (The still sign is also read as a cue of its own between the subtitles, the known still-sign
+    class: only the cues over the subtitles are judged here.)"""
+    from vidocr.engines import ppocr
+    from vidocr.textnorm import text_similarity
+
+    events = [Event(8, 38, "How much further is it?"), Event(46, 76, "Can you hear me now?")]
+    clip = Clip(name="sign-behind", half="test", seed=1, width=1280, height=720, fps=Fraction(25), frames=84,
+                style=_style("DejaVu Sans", size=0.065, colour=(250, 246, 225), outline=0.8,
+                             outline_colour=(120, 120, 110)),
+                events=events, scenes=[Scene(0, f"{libass.GENERATED}1", "still")], signs=[("咖啡馆", 0.46, 0.68)])
+    lacking = missing(clip)
+    if lacking:
+        _need(", ".join(lacking))
+    rendered = libass.render(clip, tmp_path)
+
+    def over_subtitles() -> list[tuple[str, str]]:
+        cues = list(vidocr.extract(rendered.video, engine=rapid_engine)[0])
+        out = []
+        for truth in rendered.cues:
+            for cue in cues:
+                middle = rendered.frame_at((cue.start_ms + cue.end_ms) / 2)
+                if truth.first <= middle < truth.last:
+                    out.append((truth.text, cue.text))
+        return out
+
+    def has_cjk(text: str) -> bool:
+        return any(ord(char) >= 0x2E80 for char in text)
+
+    read = over_subtitles()
+    assert len(read) == len(events), read
+    assert not any(has_cjk(got) for _, got in read), read
+    assert all(text_similarity(got, want) >= 0.8 for want, got in read), read
+    # Without the second decoding, the sign's glyphs are in the subtitle's words.
+    monkeypatch.setattr(ppocr, "_stray_cjk", lambda raw: False)
+    assert any(has_cjk(got) for _, got in over_subtitles())
