@@ -385,3 +385,22 @@ def test_a_gap_the_detector_inferred_while_text_lines_stayed_in_the_band_is_no_g
         (0, 800, line), (1367, 2000, "Nobody knows where he went.")]
     assert run(seg(0, 800, (33, 0, line)), SegmentRecord(800, 2000, [], 0.0, None, True),
                seg(2000, 2600, (2033, 2000, line), sim=0.38)) == [(0, 800, line), (2000, 2600, line)]
+
+
+def test_a_first_read_of_a_glyph_of_the_line_read_as_another_character_gives_way_to_the_line() -> None:
+    """360p (libass corpus, new seeds check ``18_lowres``): the mask held one glyph of a new line before the rest
+    grew in; that glyph's read "卜" (of "下") had made a cue of its own, 0.4 s, before the line's. One segment, the
+    band unchanged in between (the later read is a GROW read, split where the lines grew)."""
+    line = Box(220, 100, 420, 40)
+    glyph = Box(300, 104, 30, 34)
+    lone = Read(840, 800, OcrResult((OcrLine("卜", 0.85, glyph),)))
+    later = Read(1250, 1240, OcrResult((OcrLine("我们得在下雨之前出发", 0.95, line),)))
+    assert run(SegmentRecord(800, 2100, [lone, later])) == [(800, 2100, "我们得在下雨之前出发")]
+    # Text growing in place keeps both states: its first read's characters are in the later one, in order.
+    grows = Read(840, 800, OcrResult((OcrLine("我们", 0.85, Box(220, 100, 60, 40)),)))
+    assert run(SegmentRecord(800, 2100, [grows, later])) == [(800, 1240, "我们"), (1240, 2100, "我们得在下雨之前出发")]
+    # A read outside the later line (a sign aside), or surer than it, or a third of it or more, is its own cue.
+    for other in (Read(840, 800, OcrResult((OcrLine("卜", 0.85, Box(900, 104, 30, 34)),))),
+                  Read(840, 800, OcrResult((OcrLine("卜", 0.97, glyph),))),
+                  Read(840, 800, OcrResult((OcrLine("他说不是", 0.85, Box(300, 104, 120, 34)),)))):
+        assert run(SegmentRecord(800, 2100, [other, later]))[0][:2] == (800, 1240), other

@@ -207,6 +207,7 @@ class CueMerger:
                     and read.result.confidence >= current.results[0].confidence
                 )
                 or self._misread(current.results[0], read.result)
+                or _part_misread(current.results[0], read.result)
             ):
                 # The segment's first read, taken as its text appeared, disagrees with one a moment
                 # later while the band did not change: a read of text still settling (the frames
@@ -374,6 +375,28 @@ def _without_picture_glyphs(result: OcrResult) -> OcrResult:
 def _picture_glyph(text: str) -> bool:
     text = comparable(text)
     return text in _STROKES or (len(text) == 1 and text.isascii())
+
+
+#: A segment's first read with at most this share of a later read's characters may be a part of its line misread.
+PART_SHARE = 0.34
+
+
+def _part_misread(lone: OcrResult, later: OcrResult) -> bool:
+    """``lone`` (a segment's first read, the band unchanged since) read part of the line ``later`` reads, as
+    something else: one line lying inside ``later``'s line, less sure, of at most PART_SHARE of its characters, and
+    not its characters in order (text that grows in place, "你听我说" -> "你听我说完", keeps both states). At 360p the
+    mask may hold a glyph or two of a new line before the rest: that glyph's read ("卜" before
+    "我们得在下雨之前出发", its "下") had made a cue of its own."""
+    if len(lone.lines) != 1 or lone.confidence >= later.confidence:
+        return False
+    part, whole = comparable(lone.text), comparable(later.text)
+    if not part or len(part) > PART_SHARE * len(whole) or in_order(part, whole):
+        return False
+    box = lone.lines[0].box
+    return box is not None and any(
+        line.box is not None and _within(box, line.box) and line.box.y <= box.y + box.h / 2 <= line.box.y + line.box.h
+        for line in later.lines
+    )
 
 
 def _extent(results: Sequence[OcrResult]) -> Box | None:
