@@ -212,9 +212,9 @@ def test_class_is_read_exactly_with_frame_exact_times(name: str, tmp_path: Path,
 
 
 
-def _passes(clip: Clip, tmp_path: Path, engine: OcrEngine) -> VideoInfo:
+def _passes(clip: Clip, tmp_path: Path, engine: OcrEngine) -> tuple[Rendered, VideoInfo]:
     """Render ``clip`` (skipped without what it needs, failed on CI) and assert vidocr reads it exactly, with
-    frame-exact times; the video's info."""
+    frame-exact times; the rendered clip and the video's info."""
     lacking = missing(clip)
     if lacking:
         _need(", ".join(lacking))
@@ -222,7 +222,7 @@ def _passes(clip: Clip, tmp_path: Path, engine: OcrEngine) -> VideoInfo:
     cues_iter, info = vidocr.extract(rendered.video, engine=engine)
     found = problems(rendered, list(cues_iter))
     assert not found, "\n".join(found)
-    return info
+    return rendered, info
 
 
 def test_small_text_without_outline_over_a_light_picture_is_seen(tmp_path: Path, rapid_engine: OcrEngine) -> None:
@@ -244,7 +244,7 @@ def test_small_text_without_outline_over_a_light_picture_is_seen(tmp_path: Path,
               Scene(76, str(tmp_path / "dark.png"), "still")]
     clip = Clip(name="small-light", half="test", seed=1, width=1280, height=720, fps=Fraction(25), frames=119,
                 style=_style("DejaVu Sans", size=0.022, outline=0.0), events=events, scenes=scenes)
-    info = _passes(clip, tmp_path, rapid_engine)
+    _, info = _passes(clip, tmp_path, rapid_engine)
     assert [zone.small for zone in info.stats.zones or ()] == [True]
 
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import libass
 from support.libass import Clip, Event, Scene, Style
-from test_libass_classes import _need, missing, problems
+from test_libass_classes import _passes
 
 import vidocr
 from vidocr import ocrqueue
@@ -48,14 +47,7 @@ def _pale_clip(tmp_path: Path) -> Clip:
 def test_a_pale_line_the_detector_boxes_in_part_is_read_whole_with_exact_times(
     tmp_path: Path, rapid_engine: OcrEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clip = _pale_clip(tmp_path)
-    lacking = missing(clip)
-    if lacking:
-        _need(", ".join(lacking))
-    rendered = libass.render(clip, tmp_path / "clip")
-    cues_iter, info = vidocr.extract(rendered.video, engine=rapid_engine)
-    found = problems(rendered, list(cues_iter))
-    assert not found, "\n".join(found)
+    rendered, info = _passes(_pale_clip(tmp_path), tmp_path, rapid_engine)
     assert info.stats.ocr_whole_kept and info.stats.ocr_whole_reads
 
     # Without the whole-line reads, the detector's part of each line is all there is.

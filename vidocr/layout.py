@@ -150,7 +150,7 @@ class SubtitleLayout:
     def centred(self, box: Box, cols: tuple[int, int] | None = None) -> bool:
         """Whether a line's text is centred: by ``cols`` when known (where the text is, :func:`_text_cols`: the
         detector's box may take in picture detail beside it), else by its box."""
-        return abs(_centre(box, cols) - self.axis) <= CENTRE_TOLERANCE * self.width + 0.15 * box.h
+        return centred_about(box, cols, self.axis, self.width)
 
     def _line_centred(self, line: OcrLine) -> bool:
         return self.centred(_box(line), self._centred_cols(line))
@@ -510,6 +510,14 @@ def _same_rows(a: OcrLine, b: OcrLine) -> bool:
         return False
     shared = min(a.box.y + a.box.h, b.box.y + b.box.h) - max(a.box.y, b.box.y)
     return shared >= 0.5 * min(a.box.h, b.box.h)
+
+
+def centred_about(
+    box: Box, cols: tuple[int, int] | None, axis: float, width: int, tolerance: float = CENTRE_TOLERANCE
+) -> bool:
+    """Whether a line's text (``cols`` when known, else its ``box``) is centred on column ``axis`` of a band
+    ``width`` wide: within ``tolerance`` of the width plus a share of the line's height (punctuation, italics)."""
+    return abs(_centre(box, cols) - axis) <= tolerance * width + 0.15 * box.h
 
 
 def _centre(box: Box, cols: tuple[int, int] | None) -> float:

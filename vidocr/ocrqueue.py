@@ -19,7 +19,7 @@ import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
-from vidocr.layout import CENTRE_TOLERANCE, GLUED_FILL_MAX, SAME_TEXT, glyph_image, glyph_view, with_fill
+from vidocr.layout import CENTRE_TOLERANCE, GLUED_FILL_MAX, SAME_TEXT, centred_about, glyph_image, glyph_view, with_fill
 from vidocr.textnorm import in_order, text_similarity
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
@@ -375,8 +375,9 @@ def _whole_side(line: OcrLine, width: int) -> int:
     """The side a line's whole box (_whole_box) grows it on: -1 left (the line is right of the middle), 1 right,
     0 neither (a centred line read whole between its boxes)."""
     box = cast(Box, line.box)
-    off = box.x + box.w / 2 - width / 2
-    return 0 if abs(off) <= CENTRE_TOLERANCE * width + 0.15 * box.h else (-1 if off > 0 else 1)
+    if centred_about(box, None, width / 2, width):
+        return 0
+    return -1 if box.x + box.w / 2 > width / 2 else 1
 
 
 def _whole_box(line: OcrLine, width: int) -> Box | None:
@@ -401,11 +402,7 @@ def _whole_box(line: OcrLine, width: int) -> Box | None:
 def _centred_in(line: OcrLine, width: int) -> bool:
     """Whether ``line``'s text (where the recogniser aligned it, else its box) is centred in a crop ``width`` wide,
     within twice the zone layout's tolerance (its axis may be a little off the band's middle)."""
-    box = line.box
-    if box is None:
-        return False
-    x0, x1 = line.text_cols or (box.x, box.x + box.w)
-    return abs((x0 + x1) / 2 - width / 2) <= 2 * CENTRE_TOLERANCE * width + 0.15 * box.h
+    return line.box is not None and centred_about(line.box, line.text_cols, width / 2, width, 2 * CENTRE_TOLERANCE)
 
 
 def _grown(first: str, again: str, side: int) -> bool:

@@ -96,7 +96,7 @@ class PpOcr:
         characters = self._rec.get_modelmeta().custom_metadata_map["character"].splitlines()
         # CTC: index 0 is the blank, the dictionary follows, a space comes last.
         self.characters = ["", *characters, " "]
-        #: The dictionary's CJK entries (Han, kana, Hangul, CJK punctuation, full-width forms): see _latin_only.
+        #: The dictionary's CJK entries (Han, kana, Hangul, CJK punctuation, full-width forms): see _stray_cjk.
         self._cjk = np.array([any(_is_cjk(c) for c in entry) for entry in self.characters])
 
     # -- full read ------------------------------------------------------------------------------
@@ -282,7 +282,8 @@ class PpOcr:
 
 
 def _is_cjk(char: str) -> bool:
-    """Han, kana, Hangul, CJK punctuation and full-width forms (from the CJK radicals block up)."""
+    """Han, kana, Hangul, CJK punctuation and full-width forms (from the CJK radicals block up): wider than
+    vidocr.textnorm.is_cjk (letters only), since a full-width bracket in a Latin line ("咖（door") is as stray."""
     return ord(char) >= 0x2E80
 
 
