@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import cv2
 import numpy as np
+import pytest
 from PIL import Image, ImageDraw, ImageFont
 from support.synth import FONT_PATH
 
@@ -612,3 +613,33 @@ def test_an_inferred_gap_says_whether_text_lines_stayed_in_the_band() -> None:
     plain = [scene("我们没有时间了")] * 10 + [scene(""), scene("", blobs=3), scene("")]
     plain += [scene("你确定是这栋房子吗")] * 10
     assert blanks(plain, BandChangeDetector(DetectOptions(), 25.0)) == [(10, 13, False)]
+
+
+def sign_beside(text: str | None, blobs_at: int | None = None) -> np.ndarray:
+    """A band with a still sign on the subtitle's rows, far to the left; optionally bright round shapes from
+    ``blobs_at`` above the subtitle's rows (picture detail), and the subtitle."""
+    img = Image.new("L", (WIDTH, HEIGHT), 70)
+    draw = ImageDraw.Draw(img)
+    draw.rectangle((20, TEXT_TOP - 4, 260, TEXT_TOP + 40), fill=20)
+    draw.text((30, TEXT_TOP), "NO PARKING", font=ImageFont.truetype(str(FONT_PATH), 30), fill=235)
+    if blobs_at is not None:
+        for i in range(8):
+            x = blobs_at + i * 48
+            draw.ellipse((x, 8, x + 40, 8 + FONT), fill=230, outline=0, width=3)
+    if text:
+        subtitle(draw, text, fill=240, stroke=3)
+    return np.asarray(img)
+
+
+def test_a_subtitle_coming_beside_a_still_sign_while_picture_detail_flickers_starts_at_its_first_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Seen on the libass corpus (dev 09_two-line): a two-line subtitle came over a panning picture while a sign
+    # stayed; picture detail above it changed the mask in each of its first frames, so the new state held only
+    # from its third frame, and the sign's segment ended there. Its own glyphs were all there from the first.
+    text = "I never asked for any of this."
+    frames = [sign_beside(None)] * 10
+    frames += [sign_beside(text, 300), sign_beside(text, 700), sign_beside(text, 400)] + [sign_beside(text)] * 10
+    assert _segment_starts(frames) == [0, 10]
+    monkeypatch.setattr(BandChangeDetector, "_came_at", lambda self, first, glyphs, floor: first)
+    assert _segment_starts(frames)[-1] > 10  # the state that held

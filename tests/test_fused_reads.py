@@ -166,3 +166,39 @@ def test_a_new_segments_read_gathers_frames_and_a_re_read_is_sent_at_once() -> N
         zone.handle([ReadRequest(seg, Timestamp(30, tb), Timestamp(29, tb), reason)], frames[30], reads)  # type: ignore[arg-type]
         assert len(sent.fused) == 2 and sent.fused[1][1] is None, reason  # sent with the frame it was asked at
         sent.fused.pop()
+
+
+def test_frames_the_detector_found_unlike_the_segment_stay_out_of_the_mean() -> None:
+    # Seen on the libass corpus (dev 09_two-line): a read of signs alone gathered the frames in which the next
+    # subtitle had come over a moving picture, before the detector confirmed the change; the mean read that
+    # subtitle, and its cue began 4 frames early. Frames in which a new state is pending are not the read's.
+    from fractions import Fraction
+    from types import SimpleNamespace
+
+    from vidocr.detect import ReadReason, ReadRequest, Segment, SegmentStarted
+    from vidocr.pipeline import _Reads, _Zone
+    from vidocr.region import Region
+    from vidocr.types import Timestamp
+
+    class Sent:
+        def __init__(self) -> None:
+            self.fused: list[np.ndarray | None] = []
+
+        def submit(self, read_id: int, image: np.ndarray, prior: object = None, *, page: bool = False,
+                   fused: np.ndarray | None = None) -> None:
+            self.fused.append(fused)
+
+    tb = Fraction(1, 25)
+    zone = _Zone(Region(Box(0, 300, 640, 60), "auto", 12, 48, (320, 340)), ExtractOptions(fuse_s=0.2), 25.0)
+    zone.detector = SimpleNamespace(unlike=False)  # type: ignore[assignment]
+    sent = Sent()
+    reads = _Reads(sent, 360)  # type: ignore[arg-type]
+    seg = Segment(0, Timestamp(10, tb), True, np.zeros((4, 4), np.uint8), [], 0.0)
+    frames = [_Frame(k / 25, 5 * k) for k in range(40)]
+    zone.handle([SegmentStarted(seg), ReadRequest(seg, Timestamp(12, tb), Timestamp(10, tb), ReadReason.NEW)],
+                frames[12], reads)  # type: ignore[arg-type]
+    for k in range(13, 22):
+        zone.detector.unlike = k in (15, 16)  # type: ignore[misc]
+        zone.handle([], frames[k], reads)  # type: ignore[arg-type]
+    assert len(sent.fused) == 1 and sent.fused[0] is not None
+    assert int(sent.fused[0][0, 0, 0]) == 65  # the mean of frames 12-14, not 12-16 (70)

@@ -261,6 +261,12 @@ class BandChangeDetector:
         self.samples = 0
 
     # -- public -------------------------------------------------------------------------------
+    @property
+    def unlike(self) -> bool:
+        """The latest sample did not show the current segment's state: a new state is pending, not yet confirmed
+        (it may be the next subtitle fading in, whose segment is told from the frame it held still)."""
+        return self._pending is not None
+
     def push(self, ts: Timestamp, edges: np.ndarray, cut: bool = False) -> Iterator[DetectorEvent]:
         """Feed one frame's edge mask; ``cut`` says a shot cut happened at this frame."""
         opts = self.options
@@ -422,6 +428,13 @@ class BandChangeDetector:
                     own, self._left_at, ts, edges
                 ):
                     gap, boundary = self._left_at, self._there_since(pend, self._left_at)
+        elif seg.has_text and self._left_at is None and pend.lines:
+            # The old state's glyphs all stayed (a sign in the picture, a line that stays): the new state began where
+            # its own glyphs were first all there. Over a moving picture the pending state starts again at each
+            # frame until one holds, later than the subtitle came.
+            glyphs = self._core_glyphs(pend.held if pend.held is not None else pend.mask, pend.lines, centred=True)
+            own = cv2.subtract(glyphs, cv2.dilate(seg.mask, _KERNEL3))
+            boundary = self._came_at(boundary, own, seg.start)
         if not seg.has_text and pend.lines:
             boundary = self._shown_since(boundary, self._core_glyphs(pend.mask, pend.lines), seg.start)
         self._left_at = self._gone = None
@@ -548,6 +561,25 @@ class BandChangeDetector:
                 break
             start = sample.ts
         return start
+
+    def _came_at(self, first: Timestamp, glyphs: np.ndarray, floor: Timestamp) -> Timestamp:
+        """The first frame of the run, ending just before ``first``, that shows ``glyphs`` (a new state's own
+        pixels) all there, when the frame before that run clearly lacks them (less than GLYPHS_GONE of them): they
+        arrived there. Else ``first``: pixels that were there all along, as far back as the frames go (LOOKBACK_S,
+        after ``floor``), are picture detail, and a run with no clear arrival is no evidence."""
+        if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
+            return first
+        start = first
+        for sample in reversed(self._recent):
+            if sample.ts.seconds >= first.seconds:
+                continue
+            if sample.ts.seconds <= floor.seconds or first.seconds - sample.ts.seconds > LOOKBACK_S:
+                return first
+            shown = overlap(glyphs, cv2.dilate(sample.edges, _KERNEL3))
+            if shown < GLYPHS_HELD:
+                return start if shown < GLYPHS_GONE else first
+            start = sample.ts
+        return first
 
     def _there_since(self, pend: _Pending, gap: Timestamp) -> Timestamp:
         """Where a subtitle that follows a blank gap (from ``gap``) began: the first frame of the run of frames

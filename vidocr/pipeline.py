@@ -418,7 +418,8 @@ class _Zone:
                 done.append(fusion)
             elif fusion in fusing:  # not asked for at this frame
                 if frame.ts.seconds - fusion.frames[0][0] < self.fuse_s:
-                    fusion.add(frame, self.box)
+                    if not self.detector.unlike:
+                        fusion.add(frame, self.box)
                 else:
                     fusion.after += 1
                     if fusion.after >= FUSE_SETTLE_FRAMES:
