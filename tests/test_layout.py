@@ -91,6 +91,18 @@ def test_subtitles_that_are_not_centred_are_never_dropped() -> None:
         assert layout.filter(read).text == f"left aligned subtitle {i}"
 
 
+def test_text_cut_by_the_frames_border_is_dropped_from_the_first_read() -> None:
+    # A sign the camera pans past, cut by the frame's border ("ING" of "NO PARKING"), in the gaps between
+    # subtitles: each read a new text, it kept the zone from proving its subtitles centred, and became cues.
+    layout = SubtitleLayout(WIDTH)
+    for text, x, w in (("ING", 0, 60), ("EX", WIDTH - 40, 40), ("RKING", 1, 90)):
+        assert layout.filter(OcrResult((_line(text, x, w),))).text == "", text
+    # A centred line as wide as the frame, and a subtitle glued to the cut sign (across the axis), stay.
+    assert layout.filter(OcrResult((_line("Where were you last night, and why?", 0, WIDTH),))).text
+    assert layout.filter(OcrResult((_line("ING Where were you last night?", 0, 900),))).text
+    assert layout.filter(OcrResult((_line("left aligned subtitle", 2, 500),))).text == "left aligned subtitle"
+
+
 def test_user_boxes_are_not_filtered() -> None:
     layout = SubtitleLayout(WIDTH, enabled=False)
     read = OcrResult((_line("NO PARKING", 90, 200), _centred("Hello.", 150)))

@@ -132,6 +132,8 @@ SPECS: dict[str, Clip] = {
     # Printed text in the picture near the subtitle band: signs, a page of print.
     "print-signs": _clip("print-signs", _two(), signs=[("OPEN 24 HOURS", 0.3, 0.6), ("CITY LIBRARY", 0.5, 0.68)]),
     "print-page": _clip("print-page", _two(), page=True),
+    # A sign the camera pans past, cut by the frame's left border in the subtitle's rows ("KING" of "NO PARKING").
+    "print-sign-edge": _clip("print-sign-edge", _two(), motion="pan", signs=[("NO PARKING", 0.06, 0.74)]),
     # 360p, heavy compression and grain (the corpus's low-resolution clips: CRF 42, grain 9).
     "lowres-noise": _clip("lowres-noise", _two(), crf=42, grain=9.0),
     # Frame rates, variable frame rate, MPEG-TS starting at 10 s.

@@ -90,6 +90,8 @@ AXIS_EVIDENCE = 3
 #: Reads with text a zone judges before reads it judged on too little evidence are taken as they are (a zone
 #: whose subtitles are not centred never proves them centred; cues wait at most this long to come out).
 HOLD_READS = 24
+#: A line whose box comes within this many pixels of the band's left or right end is cut by the frame's border.
+EDGE_PX = 1
 #: Texts at least this similar are one subtitle read twice (as vidocr.merge's ``same_read``).
 SAME_TEXT = 0.75
 #: Reads a text read off-centre must have been in before a subtitle line is cut free of it (a sign's text is read
@@ -224,7 +226,7 @@ class SubtitleLayout:
         result, dropped = self._without_print(result, drop=light)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
             return result, dropped, unsure
-        lines = self._still(tuple(self._trimmed(ln) for ln in result.lines), learn)
+        lines = self._still(tuple(ln for ln in map(self._trimmed, result.lines) if not self._cut_by_frame(ln)), learn)
         anchors = self._anchors(lines)
         proven = self._proven_centred()
         unsure = unsure or (not proven and bool(lines) and not anchors)
@@ -429,6 +431,15 @@ class SubtitleLayout:
                 if self.centred(box, run) and (not centred or abs(_centre(box, run) - self.axis) < off):
                     return _cut_to(line, start, end, run)
         return None
+
+    def _cut_by_frame(self, line: OcrLine) -> bool:
+        """Whether ``line`` is text cut by the frame's left or right border (a sign the camera pans past, "ING" of
+        "NO PARKING"): its box reaches the band's end (the layout judges bands that span the frame) on one side of
+        the axis, not across it. A renderer draws every subtitle inside the frame, within its margins; a centred
+        line as wide as the frame reaches across the axis and is kept."""
+        box, axis = _box(line), self.axis
+        x0, x1 = box.x, box.x + box.w
+        return (x0 <= EDGE_PX and x1 < axis) or (x1 >= self.width - EDGE_PX and x0 > axis)
 
     def _still(self, lines: tuple[OcrLine, ...], learn: bool = True) -> tuple[OcrLine, ...]:
         """``lines`` without text that moved sideways since an earlier read of the same text: a renderer draws
