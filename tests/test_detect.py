@@ -643,3 +643,40 @@ def test_a_subtitle_coming_beside_a_still_sign_while_picture_detail_flickers_sta
     assert _segment_starts(frames) == [0, 10]
     monkeypatch.setattr(BandChangeDetector, "_came_at", lambda self, first, glyphs, floor: first)
     assert _segment_starts(frames)[-1] > 10  # the state that held
+
+
+def _spans(frames: list[np.ndarray], images: bool = True) -> list[tuple[int, int]]:
+    """(start, end) of the text segments the detector makes of ``frames`` (luma of bands), given each frame's
+    analysis image beside its edge mask, or not."""
+    scale = analysis_scale(WIDTH)
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+    det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
+    events = []
+    for i, luma in enumerate(frames):
+        image = cv2.resize(luma, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        events += det.push(Timestamp(i, TB), edge_mask(image, 1.0), image=image if images else None)
+    events += det.finish(Timestamp(len(frames), TB))
+    starts = {id(e.segment): e.segment.start.pts for e in events if isinstance(e, SegmentStarted) and e.segment.has_text}
+    return [(starts[id(e.segment)], e.end.pts) for e in events if isinstance(e, SegmentEnded) and id(e.segment) in starts]
+
+
+def test_a_subtitle_that_fades_in_and_out_starts_and_ends_with_its_faint_frames() -> None:
+    # ASS \fad: the renderer blends the subtitle with the picture over its first and last frames. At a third of its
+    # strength the edge mask finds none of its glyphs, at two thirds few: it started 2 frames late and ended 1-2
+    # early. The glyphs' contrast against their rim fades with it (BandChangeDetector._faded).
+    blank = band(None, ellipse=False).astype(np.float32)
+    full = band("Where were you last night?", ellipse=False).astype(np.float32)
+
+    def at(alpha: float) -> np.ndarray:
+        return np.clip(blank + alpha * (full - blank) + 0.5, 0, 255).astype(np.uint8)
+
+    for fades in ([1 / 3, 2 / 3], [0.2, 0.4, 0.6, 0.8]):
+        frames = [at(0)] * 8 + [at(a) for a in fades] + [at(1)] * 20 + [at(a) for a in reversed(fades)] + [at(0)] * 8
+        drawn = (8, 8 + 2 * len(fades) + 20)  # every frame with any of the subtitle
+        [(start, end)] = _spans(frames)
+        assert abs(start - drawn[0]) <= 1 and abs(end - drawn[1]) <= 1, ((start, end), drawn)
+    [(start, end)] = _spans(frames, images=False)  # the edge masks alone
+    assert start - drawn[0] >= 2 and drawn[1] - end >= 2, ((start, end), drawn)
+    # A subtitle that comes and goes at once keeps its frames.
+    sharp = [at(0)] * 8 + [at(1)] * 22 + [at(0)] * 8
+    assert _spans(sharp) == _spans(sharp, images=False) == [(8, 30)]

@@ -47,6 +47,7 @@ FONT_PACKAGES = {
 EN = ["Where were you last night?", "I told you, I was at the office.", "Give me five more minutes.",
       "You always say that.", "Let me think about it.", "Nobody knows where he went."]
 ZH = ["你昨天晚上去哪儿了", "我跟你说过我在办公室", "再给我五分钟就好"]
+FADE = "{\\fad(200,200)}"  # an ASS override: the event fades in over its first 0.2 s and out over its last
 JA = ["昨日の夜はどこにいたの", "あと五分だけ待って", "そのドアを開けないで"]
 
 
@@ -120,6 +121,8 @@ SPECS: dict[str, Clip] = {
     # A cue ending while the picture behind moves (its end must be seen), 0.8 s before the next one.
     "end-over-zoom": _clip("end-over-zoom", _events(8, (EN[5], 30, 20), (EN[2], 30, 0)), motion="zoom"),
     "end-over-pan": _clip("end-over-pan", _events(8, (EN[5], 30, 20), (EN[2], 30, 0)), motion="pan"),
+    # Subtitles that fade in and out (ASS \fad, common in fansubs) over a pan: 0.2 s, 5 frames each way.
+    "fade-in-out": _clip("fade-in-out", _events(8, (FADE + EN[0], 30, 8), (FADE + EN[1], 30, 0)), motion="pan"),
     # Scene cuts inside a cue and inside a gap; fades to black under a cue and in a gap.
     "cuts": _clip("cuts", _events(8, (EN[0], 30, 6), (EN[1], 30, 0)), cuts=[23, 41]),
     "fades": _clip("fades", _events(8, (EN[0], 40, 20), (EN[1], 30, 0)), fades=[(18, 16), (50, 16)]),

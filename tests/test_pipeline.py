@@ -333,7 +333,7 @@ def test_a_small_text_zone_is_masked_at_twice_the_analysis_resolution() -> None:
                                      (640, True, 1.0, SMALL_RIM_STEP)):
         zone = _Zone(Region(Box(0, 600, width, 80), "auto", 12, 48, (620, 640), small=small), ExtractOptions(), 25.0)
         assert (zone.scale, zone.rim_step) == (scale, rim), width
-        assert zone.edges(np.zeros((700, width), np.uint8), None).shape == (round(80 * scale), round(width * scale))
+        assert zone.edges(np.zeros((700, width), np.uint8), None)[0].shape == (round(80 * scale), round(width * scale))
 
 
 def test_a_back_read_carries_where_the_glyphs_left_to_the_merger() -> None:

@@ -43,6 +43,15 @@ PICTURE_MOVED = 0.2
 OWN_SHARE = 0.25
 #: Fewest stable glyph pixels (analysis resolution) worth judging by: about one small glyph.
 GLYPHS_MIN_PIXELS = 24
+#: A subtitle fading in or out (see BandChangeDetector._faded) is drawn in the frames of its fade where its glyphs
+#: have at least this share of the contrast against their rim (over the band's without it) that they have in its
+#: own frames nearby (FADE_REFERENCE of them, at least FADE_CONTRAST_MIN grey levels); a fade's frames are each
+#: FADE_STEP of that contrast fainter than the one nearer the subtitle; followed for at most FADE_MAX_S.
+FADE_SHARE = 0.2
+FADE_STEP = 0.03
+FADE_REFERENCE = 4
+FADE_CONTRAST_MIN = 40.0
+FADE_MAX_S = 1.0
 #: A line of the last read whose glyph cores (its mask eroded by a pixel: the rim that the mask fills around each
 #: glyph goes) are less alike than this in its box now was redrawn with other glyphs (another line of as many in
 #: its place, over a light picture: the filled masks of two such lines are 0.84 alike, their cores 0.19; a still
@@ -177,6 +186,7 @@ class _Pending:
 class _Sample:
     ts: Timestamp
     edges: np.ndarray
+    image: np.ndarray | None = None  # the analysis image the edges came from, when given (see _faded)
 
 
 @dataclass
@@ -255,6 +265,7 @@ class BandChangeDetector:
         self._between: deque[_Sample] = deque(maxlen=512)
         #: The latest frames' edge masks (sampled or not), to look back from a subtitle's first clear frame.
         self._recent: deque[_Sample] = deque(maxlen=128)
+        self._now: _Sample | None = None  # the sample being judged (in _recent once judged)
         self._next_sample_s = 0.0
         self._edges = 0  # edge pixels of the latest sample
         self._lineless: Timestamp | None = None  # the latest sample with no text lines
@@ -267,19 +278,23 @@ class BandChangeDetector:
         (it may be the next subtitle fading in, whose segment is told from the frame it held still)."""
         return self._pending is not None
 
-    def push(self, ts: Timestamp, edges: np.ndarray, cut: bool = False) -> Iterator[DetectorEvent]:
-        """Feed one frame's edge mask; ``cut`` says a shot cut happened at this frame."""
+    def push(
+        self, ts: Timestamp, edges: np.ndarray, cut: bool = False, image: np.ndarray | None = None
+    ) -> Iterator[DetectorEvent]:
+        """Feed one frame's edge mask; ``cut`` says a shot cut happened at this frame; ``image``: the analysis image
+        the mask came from (grey, its shape), which tells a subtitle fading in or out (see _faded)."""
         opts = self.options
         if cut and opts.scene_cuts:
             self._track.cut_ts = ts
         sampled = opts.sample_fps is None or ts.seconds + 1e-9 >= self._next_sample_s
         if not sampled:
-            self._between.append(_Sample(ts, edges))
+            self._between.append(_Sample(ts, edges, image))
             self._recent.append(self._between[-1])
             return
         if opts.sample_fps:
             self._next_sample_s = ts.seconds + 1.0 / opts.sample_fps
         self.samples += 1
+        self._now = _Sample(ts, edges, image)
         mask, lines = self._text(edges)
         self._mask, self._lines = mask, tuple(lines)
         if not lines:
@@ -295,7 +310,7 @@ class BandChangeDetector:
         else:
             yield from self._step(ts, edges, mask, lines)
         self._between.clear()
-        self._recent.append(_Sample(ts, edges))
+        self._recent.append(_Sample(ts, edges, image))
 
     def _text(self, edges: np.ndarray) -> tuple[np.ndarray, list[TextLine]]:
         """Text lines of a sample's edge mask. A mask that barely differs from the previous sample's
@@ -437,6 +452,19 @@ class BandChangeDetector:
             boundary = self._came_at(boundary, own, seg.start)
         if not seg.has_text and pend.lines:
             boundary = self._shown_since(boundary, self._core_glyphs(pend.mask, pend.lines), seg.start)
+        if seg.has_text and (gap is not None or not pend.lines):
+            # The subtitle left a blank band (or a gap): it may have faded out over the frames its edges were lost in.
+            left = gap or boundary
+            later = self._faded(left, self._glyph_set(seg.mask), boundary if gap is not None else ts, forward=True)
+            if gap is not None:
+                gap = later
+            else:
+                boundary = later
+        if pend.lines and (gap is not None or not seg.has_text):
+            # A subtitle that came on a blank band may have faded in: its glyphs' contrast was there before its edges.
+            boundary = self._faded(boundary, self._core_glyphs(pend.mask, pend.lines), gap or seg.start, forward=False)
+        if gap is not None and gap.seconds >= boundary.seconds:
+            gap = None  # it faded out until the next one came
         self._left_at = self._gone = None
         self._fell = False
         seg.end = gap or boundary
@@ -580,6 +608,71 @@ class BandChangeDetector:
                 return start if shown < GLYPHS_GONE else first
             start = sample.ts
         return first
+
+    def _faded(self, at: Timestamp, glyphs: np.ndarray, bound: Timestamp, forward: bool) -> Timestamp:
+        """Where a subtitle whose ``glyphs`` (edge pixels) leave at ``at`` (``forward``: it faded out, followed up to
+        ``bound``, the latest frame it may end at) or come at ``at`` (it faded in, followed back to after ``bound``)
+        was last or first drawn. A renderer fades a subtitle (ASS ``\\fad``) by blending it with the picture: its
+        glyphs keep their pattern at a share of their contrast against their rim (the outline or shadow around
+        them) in frames where the edge mask finds few of them or none (at a third of their strength). Going away
+        from the subtitle, a fade is frames each fainter than the one before by FADE_STEP of the strongest
+        contrast of the subtitle's own frames nearby; the first frame that is not is the band without it (picture
+        detail among the glyph pixels has a contrast of its own, which stays). The subtitle is drawn in the fading
+        frames whose contrast over that frame's is at least FADE_SHARE of the strongest one's. A fade in that
+        never reaches a frame without the subtitle is no evidence."""
+        if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
+            return at
+        rim = cv2.subtract(cv2.dilate(glyphs, _KERNEL3), glyphs).astype(bool)
+        inside = glyphs.astype(bool)
+        if np.count_nonzero(rim) < GLYPHS_MIN_PIXELS:
+            return at
+
+        def contrast(sample: _Sample) -> float | None:
+            image = sample.image
+            if image is None or image.shape != glyphs.shape:
+                return None
+            return float(image[inside].mean()) - float(image[rim].mean())
+
+        samples = [*self._recent, *([self._now] if self._now is not None else [])]
+        if forward:
+            own = [s for s in samples if s.ts.seconds < at.seconds][-FADE_REFERENCE:]
+            run = [s for s in samples if at.seconds <= s.ts.seconds <= bound.seconds]
+            nearest = own[-1:]
+        else:
+            own = [s for s in samples if s.ts.seconds >= at.seconds][:FADE_REFERENCE]
+            run = [s for s in reversed(samples) if bound.seconds < s.ts.seconds < at.seconds]
+            nearest = own[:1]
+        strongest = max((c for c in map(contrast, own) if c is not None), default=None)
+        last = contrast(nearest[0]) if nearest else None
+        if strongest is None or last is None or strongest < FADE_CONTRAST_MIN:
+            return at
+        # Follow the fade away from the subtitle while each frame is fainter than the one before; the first that is
+        # not is the band without it (picture detail among its glyph pixels gives it a contrast of its own).
+        fading: list[tuple[_Sample, float]] = []
+        base = None
+        for sample in run:
+            c = contrast(sample)
+            if c is None or abs(sample.ts.seconds - at.seconds) > FADE_MAX_S:
+                break
+            if c > last - FADE_STEP * strongest:
+                base = c
+                break
+            fading.append((sample, c))
+            last = c
+        if base is None:
+            # Still fading at ``bound`` (the frame where the next state held, or the next subtitle came): a subtitle
+            # fading out is judged against no contrast of the band's own; one fading in from as far back as the
+            # frames go is picture.
+            if not forward or not fading or fading[-1][0] is not run[-1]:
+                return at
+            base = 0.0
+        edge = at
+        for k, (sample, c) in enumerate(fading):
+            if c - base < FADE_SHARE * (strongest - base):
+                break
+            # Drawn in this frame: the subtitle ends with the next one, or starts at it.
+            edge = (run[k + 1].ts if k + 1 < len(run) else bound) if forward else sample.ts
+        return edge
 
     def _there_since(self, pend: _Pending, gap: Timestamp) -> Timestamp:
         """Where a subtitle that follows a blank gap (from ``gap``) began: the first frame of the run of frames

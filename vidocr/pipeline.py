@@ -469,7 +469,8 @@ class _Zone:
             return None
         return Prior(read_id, top - crop.y)
 
-    def edges(self, luma: np.ndarray, chroma: Chroma | None) -> np.ndarray:
+    def edges(self, luma: np.ndarray, chroma: Chroma | None) -> tuple[np.ndarray, np.ndarray]:
+        """The band's edge mask (see vidocr.textmask.edge_mask) and the analysis image it came from."""
         chroma = chroma if self.region.colour else None
         image = analysis_image(luma, chroma, self.box, self.scale)
         # Thin outlines are measured at full resolution (a colour zone's glyphs are judged by their strongest
@@ -483,7 +484,7 @@ class _Zone:
             self.page_frames += 1
         for y0, y1, x0, x1 in self._static_px:
             edges[max(0, y0) : y1, max(0, x0) : x1] = 0
-        return edges
+        return edges, image
 
     def drop_static(self, result: OcrResult) -> OcrResult:
         """OCR lines centred inside a static text box are the logo, not the subtitle."""
@@ -558,7 +559,8 @@ def _stream(
             small = cv2.cvtColor(np.ascontiguousarray(luma[::stride, ::stride]), cv2.COLOR_GRAY2BGR)
             cut = cuts.is_cut(frame.ts, small)
         for zone in zones:
-            zone.handle(zone.detector.push(frame.ts, zone.edges(luma, chroma), cut), frame, reads)
+            edges, image = zone.edges(luma, chroma)
+            zone.handle(zone.detector.push(frame.ts, edges, cut, image), frame, reads)
         last_ts = frame.ts
         clock.detect += time.perf_counter() - t0
         yield from ready()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import shutil
 import subprocess
 import threading
@@ -165,9 +166,9 @@ def states(clip: Clip) -> list[tuple[int, ...]]:
 
 
 def state_text(clip: Clip, active: Sequence[int]) -> str:
-    """The subtitle a viewer sees: lines from the top slot down."""
+    """The subtitle a viewer sees: lines from the top slot down, without ASS override tags ("{\\fad(200,200)}")."""
     events = sorted((clip.events[i] for i in active), key=lambda e: -e.slot)
-    return "\n".join(e.text for e in events)
+    return "\n".join(re.sub(r"\{[^}]*\}", "", e.text) for e in events)
 
 
 def truth(clip: Clip, times: Sequence[Fraction]) -> list[TruthCue]:
