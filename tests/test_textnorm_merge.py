@@ -168,6 +168,18 @@ def test_a_blank_read_asked_for_an_unseen_change_ends_the_subtitle_there() -> No
     assert run(back) == [(0, 760, "好。"), (1500, 2400, "走吧")]
 
 
+def test_text_a_re_read_finds_after_a_blank_first_read_starts_where_that_re_read_s_change_began() -> None:
+    # A sign beside the band and a pan: the segment began with no text the reader could see (its first read
+    # blank); a subtitle fading in was seen by a drift read before the detector gave it a segment of its own. It
+    # had started 11 frames early, with the segment. The next segment reads it too: one cue from the change.
+    gap = SegmentRecord(1760, 2280, [Read(1800, 1760, result("")), Read(2240, 2080, result("I told you."))])
+    own = SegmentRecord(2280, 3520, [Read(2320, 2280, result("I told you."))], 0.5)
+    assert run(gap, own) == [(2080, 3520, "I told you.")]
+    # A first read with text keeps the segment's start.
+    read = SegmentRecord(1760, 2280, [Read(1800, 1760, result("I told")), Read(2240, 2080, result("I told you."))])
+    assert run(read)[0][0] == 1760
+
+
 def test_a_blank_of_a_frame_or_two_between_reads_of_the_same_text_is_no_gap() -> None:
     # Shake over grass or a busy painting: the mask loses a subtitle for a frame or two, and finds it again.
     flicker = run(seg(0, 1000, (40, 40, "我知道了")), seg(1000, 1033), seg(1033, 2000, (1073, 1073, "我知道了")))

@@ -177,13 +177,18 @@ class CueMerger:
     def _split(self, seg: SegmentRecord) -> list[_Open]:
         """Group the segment's usable reads into runs of the same subtitle."""
         reads = [replace(r, result=_without_picture_glyphs(r.result)) for r in seg.reads]
+        # The segment began without text the reader could see (its first read was blank: picture detail, a sign
+        # the layout dropped): text a later read finds came where that read's change began (a subtitle fading in
+        # beside a sign, seen by a drift read before its own segment).
+        blank_first = bool(reads) and not comparable(reads[0].result.text) and not reads[0].blank_ends
         reads = [r for r in reads if self._usable(r.result) or r.blank_ends]
         while reads and not self._usable(reads[0].result):
             reads.pop(0)
         if not reads:
             return []
         pieces: list[_Open] = []
-        current: _Open | None = _Open(seg.start_ms, seg.end_ms, [reads[0].result], seg.box)
+        start = min(max(reads[0].split_ms, seg.start_ms), seg.end_ms - 1) if blank_first else seg.start_ms
+        current: _Open | None = _Open(start, seg.end_ms, [reads[0].result], seg.box)
         for read in reads[1:]:
             if not self._usable(read.result):  # blank_ends: the subtitle left
                 if current is not None:
