@@ -367,3 +367,21 @@ def test_a_cjk_sign_drawn_behind_a_latin_subtitle_is_not_read_into_its_words(
     # Without the second decoding, the sign's glyphs are in the subtitle's words.
     monkeypatch.setattr(ppocr, "_stray_cjk", lambda raw: False)
     assert any(has_cjk(got) for _, got in over_subtitles())
+
+
+def test_a_cues_box_is_where_its_text_is_not_the_sign_beside_it(tmp_path: Path, rapid_engine: OcrEngine) -> None:
+    """A cue's box (JSON output, the web page's proofreading view, tools that paint subtitles out) is where the
+    lines the layout kept are, in the frame: it was where the detector saw text lines, and took in a sign at the
+    frame's border beside the subtitle (x = 0 on every cue here)."""
+    clip = SPECS["print-sign-edge"]
+    lacking = missing(clip)
+    if lacking:
+        _need(", ".join(lacking))
+    rendered, cues = run(clip, tmp_path, rapid_engine)
+    assert not problems(rendered, cues)
+    for cue in cues:
+        box = cue.box
+        assert box is not None
+        middle = box.x + box.w / 2
+        assert 0.2 * W < box.x and box.x + box.w < 0.8 * W and abs(middle - W / 2) < 0.03 * W, (cue.text, box)
+        assert 0.75 * H < box.y and box.y + box.h <= H, (cue.text, box)

@@ -362,7 +362,9 @@ class CueMerger:
                 end_ms=piece.end_ms,
                 text=text,
                 confidence=conf,
-                box=piece.box,
+                # Where its reads' lines are (the lines the layout kept: the subtitle's text), else where the
+                # detector saw text lines (which may take in a sign or picture detail beside it).
+                box=_extent(piece.results) or piece.box,
                 translation=translation,
                 reads=len(piece.results),
             )

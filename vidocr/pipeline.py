@@ -653,7 +653,7 @@ def _record(done: _PendingSegment, results: dict[int, OcrResult], box: Box, scal
         Read(
             req.ts.ms,
             req.split_at.ms,
-            results.pop(rid),
+            results.pop(rid).shifted(box.x, box.y),  # in the frame, as the cue's box (see vidocr.merge._emit)
             req.reason is not ReadReason.RECHECK,
             blank_ends=req.reason is ReadReason.UNSEEN,
             left_ms=req.left_at.ms if req.left_at is not None else None,
