@@ -656,8 +656,12 @@ def _spans(frames: list[np.ndarray], images: bool = True) -> list[tuple[int, int
         image = cv2.resize(luma, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         events += det.push(Timestamp(i, TB), edge_mask(image, 1.0), image=image if images else None)
     events += det.finish(Timestamp(len(frames), TB))
-    starts = {id(e.segment): e.segment.start.pts for e in events if isinstance(e, SegmentStarted) and e.segment.has_text}
-    return [(starts[id(e.segment)], e.end.pts) for e in events if isinstance(e, SegmentEnded) and id(e.segment) in starts]
+    starts = {
+        id(e.segment): e.segment.start.pts for e in events if isinstance(e, SegmentStarted) and e.segment.has_text
+    }
+    return [
+        (starts[id(e.segment)], e.end.pts) for e in events if isinstance(e, SegmentEnded) and id(e.segment) in starts
+    ]
 
 
 def test_a_subtitle_that_fades_in_and_out_starts_and_ends_with_its_faint_frames() -> None:

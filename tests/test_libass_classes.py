@@ -383,5 +383,5 @@ def test_a_cues_box_is_where_its_text_is_not_the_sign_beside_it(tmp_path: Path, 
         box = cue.box
         assert box is not None
         middle = box.x + box.w / 2
-        assert 0.2 * W < box.x and box.x + box.w < 0.8 * W and abs(middle - W / 2) < 0.03 * W, (cue.text, box)
-        assert 0.75 * H < box.y and box.y + box.h <= H, (cue.text, box)
+        assert box.x > 0.2 * W and box.x + box.w < 0.8 * W and abs(middle - W / 2) < 0.03 * W, (cue.text, box)
+        assert box.y > 0.75 * H and box.y + box.h <= H, (cue.text, box)
