@@ -7,6 +7,7 @@ to thin glyphs, pushed far): each frame alone reads as junk, their mean as the s
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import av
@@ -15,12 +16,15 @@ import pytest
 from PIL import Image, ImageDraw
 from support.synth import X264_REPEATABLE, _font
 
+from vidocr.detect import ReadReason, ReadRequest, Segment, SegmentStarted
 from vidocr.ocrqueue import FUSE_BELOW, OcrWorker
-from vidocr.pipeline import FUSE_SETTLE_FRAMES, ExtractOptions, _Fusion, extract
-from vidocr.types import Box, OcrLine, OcrResult, Task
+from vidocr.pipeline import FUSE_SETTLE_FRAMES, ExtractOptions, _Fusion, _Reads, _Zone, extract
+from vidocr.region import Region
+from vidocr.types import Box, OcrLine, OcrResult, Task, Timestamp
 
 FPS = 25
 TEXTS = ("Where were you last night?", "Put the box on the table, please.", "She'll be back by tomorrow morning.")
+TB = Fraction(1, FPS)
 SHOWN = 34  # frames each subtitle is shown, after 10 blank ones; 6 blank frames between subtitles
 DROP = 0.7  # share of a subtitle's pixels (glyphs and outline) missing on each frame, drawn anew per frame
 
@@ -130,31 +134,32 @@ def test_the_mean_leaves_out_the_frames_from_the_segments_end_on() -> None:
     assert fusion.image() is None  # the read's own frame alone: nothing to fuse
 
 
+class _Sent:
+    """Stands for the OCR worker: what each read was sent with (its read id, its mean over frames)."""
+
+    def __init__(self) -> None:
+        self.fused: list[tuple[int, np.ndarray | None]] = []
+
+    def submit(self, read_id: int, image: np.ndarray, prior: object = None, *, page: bool = False,
+               fused: np.ndarray | None = None) -> None:
+        self.fused.append((read_id, fused))
+
+
+def _gathering_zone() -> tuple[_Zone, _Sent, _Reads, Segment, list[_Frame]]:
+    """A zone whose reads gather 0.2 s of frames, what it sends, its reads, a text segment from frame 10 and 40
+    frames of 25 fps whose pixels are 5 times their number."""
+    zone = _Zone(Region(Box(0, 300, 640, 60), "auto", 12, 48, (320, 340)), ExtractOptions(fuse_s=0.2), 25.0)
+    sent = _Sent()
+    reads = _Reads(sent, 360)  # type: ignore[arg-type]
+    seg = Segment(0, Timestamp(10, TB), True, np.zeros((4, 4), np.uint8), [], 0.0)
+    return zone, sent, reads, seg, [_Frame(k / 25, 5 * k) for k in range(40)]
+
+
 def test_a_new_segments_read_gathers_frames_and_a_re_read_is_sent_at_once() -> None:
     # A re-read's window may cross a change the masks did not see (a line redrawn in place): its mean would read
     # a blend of both subtitles. Only a new segment's first read waits for the frames of its window.
-    from fractions import Fraction
-
-    from vidocr.detect import ReadReason, ReadRequest, Segment, SegmentStarted
-    from vidocr.pipeline import _Reads, _Zone
-    from vidocr.region import Region
-    from vidocr.types import Timestamp
-
-    class Sent:
-        def __init__(self) -> None:
-            self.fused: list[tuple[int, np.ndarray | None]] = []
-
-        def submit(self, read_id: int, image: np.ndarray, prior: object = None, *, page: bool = False,
-                   fused: np.ndarray | None = None) -> None:
-            self.fused.append((read_id, fused))
-
-    tb = Fraction(1, 25)
-    zone = _Zone(Region(Box(0, 300, 640, 60), "auto", 12, 48, (320, 340)), ExtractOptions(fuse_s=0.2), 25.0)
-    sent = Sent()
-    reads = _Reads(sent, 360)  # type: ignore[arg-type]
-    seg = Segment(0, Timestamp(10, tb), True, np.zeros((4, 4), np.uint8), [], 0.0)
-    frames = [_Frame(k / 25, 5 * k) for k in range(40)]
-    zone.handle([SegmentStarted(seg), ReadRequest(seg, Timestamp(12, tb), Timestamp(10, tb), ReadReason.NEW)],
+    zone, sent, reads, seg, frames = _gathering_zone()
+    zone.handle([SegmentStarted(seg), ReadRequest(seg, Timestamp(12, TB), Timestamp(10, TB), ReadReason.NEW)],
                 frames[12], reads)  # type: ignore[arg-type]
     for k in range(13, 22):
         zone.handle([], frames[k], reads)  # type: ignore[arg-type]
@@ -163,7 +168,7 @@ def test_a_new_segments_read_gathers_frames_and_a_re_read_is_sent_at_once() -> N
     assert len(sent.fused) == 1 and sent.fused[0][1] is not None
     assert int(sent.fused[0][1][0, 0, 0]) == 70  # the mean of frames 12-16  # type: ignore[index]
     for reason in (ReadReason.RECHECK, ReadReason.UNSEEN, ReadReason.DRIFT, ReadReason.GROW, ReadReason.BACK):
-        zone.handle([ReadRequest(seg, Timestamp(30, tb), Timestamp(29, tb), reason)], frames[30], reads)  # type: ignore[arg-type]
+        zone.handle([ReadRequest(seg, Timestamp(30, TB), Timestamp(29, TB), reason)], frames[30], reads)  # type: ignore[arg-type]
         assert len(sent.fused) == 2 and sent.fused[1][1] is None, reason  # sent with the frame it was asked at
         sent.fused.pop()
 
@@ -172,33 +177,14 @@ def test_frames_the_detector_found_unlike_the_segment_stay_out_of_the_mean() -> 
     # Seen on the libass corpus (dev 09_two-line): a read of signs alone gathered the frames in which the next
     # subtitle had come over a moving picture, before the detector confirmed the change; the mean read that
     # subtitle, and its cue began 4 frames early. Frames in which a new state is pending are not the read's.
-    from fractions import Fraction
     from types import SimpleNamespace
 
-    from vidocr.detect import ReadReason, ReadRequest, Segment, SegmentStarted
-    from vidocr.pipeline import _Reads, _Zone
-    from vidocr.region import Region
-    from vidocr.types import Timestamp
-
-    class Sent:
-        def __init__(self) -> None:
-            self.fused: list[np.ndarray | None] = []
-
-        def submit(self, read_id: int, image: np.ndarray, prior: object = None, *, page: bool = False,
-                   fused: np.ndarray | None = None) -> None:
-            self.fused.append(fused)
-
-    tb = Fraction(1, 25)
-    zone = _Zone(Region(Box(0, 300, 640, 60), "auto", 12, 48, (320, 340)), ExtractOptions(fuse_s=0.2), 25.0)
+    zone, sent, reads, seg, frames = _gathering_zone()
     zone.detector = SimpleNamespace(unlike=False)  # type: ignore[assignment]
-    sent = Sent()
-    reads = _Reads(sent, 360)  # type: ignore[arg-type]
-    seg = Segment(0, Timestamp(10, tb), True, np.zeros((4, 4), np.uint8), [], 0.0)
-    frames = [_Frame(k / 25, 5 * k) for k in range(40)]
-    zone.handle([SegmentStarted(seg), ReadRequest(seg, Timestamp(12, tb), Timestamp(10, tb), ReadReason.NEW)],
+    zone.handle([SegmentStarted(seg), ReadRequest(seg, Timestamp(12, TB), Timestamp(10, TB), ReadReason.NEW)],
                 frames[12], reads)  # type: ignore[arg-type]
     for k in range(13, 22):
         zone.detector.unlike = k in (15, 16)  # type: ignore[misc]
         zone.handle([], frames[k], reads)  # type: ignore[arg-type]
-    assert len(sent.fused) == 1 and sent.fused[0] is not None
-    assert int(sent.fused[0][0, 0, 0]) == 65  # the mean of frames 12-14, not 12-16 (70)
+    assert len(sent.fused) == 1 and sent.fused[0][1] is not None
+    assert int(sent.fused[0][1][0, 0, 0]) == 65  # the mean of frames 12-14, not 12-16 (70)  # type: ignore[index]

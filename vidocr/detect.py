@@ -577,37 +577,37 @@ class BandChangeDetector:
         empty band was already all there: its glyph pixels in place (within a pixel), though not yet
         lines of text (picture detail touching them made other shapes). At most LOOKBACK_S back, and
         from ``floor`` on (the start of the empty segment, which then ends up empty)."""
-        if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
-            return first
-        start = first
-        for sample in reversed(self._recent):
-            if sample.ts.seconds >= first.seconds:
-                continue
-            if sample.ts.seconds < floor.seconds or first.seconds - sample.ts.seconds > LOOKBACK_S:
-                break
-            if overlap(glyphs, cv2.dilate(sample.edges, _KERNEL3)) < GLYPHS_HELD:
-                break
-            start = sample.ts
-        return start
+        return self._held_back(first, glyphs, floor, at_floor=True)[0]
 
     def _came_at(self, first: Timestamp, glyphs: np.ndarray, floor: Timestamp) -> Timestamp:
         """The first frame of the run, ending just before ``first``, that shows ``glyphs`` (a new state's own
         pixels) all there, when the frame before that run clearly lacks them (less than GLYPHS_GONE of them): they
         arrived there. Else ``first``: pixels that were there all along, as far back as the frames go (LOOKBACK_S,
         after ``floor``), are picture detail, and a run with no clear arrival is no evidence."""
+        start, before = self._held_back(first, glyphs, floor, at_floor=False)
+        return start if before is not None and before < GLYPHS_GONE else first
+
+    def _held_back(
+        self, first: Timestamp, glyphs: np.ndarray, floor: Timestamp, at_floor: bool
+    ) -> tuple[Timestamp, float | None]:
+        """The first frame of the run of recent frames, ending just before ``first``, that show ``glyphs`` all
+        there (GLYPHS_HELD of them, within a pixel), at most LOOKBACK_S back and after ``floor`` (``at_floor``: from
+        it on); and the share of them the frame before that run shows, None when the run reached one of those
+        bounds or the recent frames' start (or ``glyphs`` are too few to judge: then ``first``)."""
         if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
-            return first
+            return first, None
         start = first
         for sample in reversed(self._recent):
             if sample.ts.seconds >= first.seconds:
                 continue
-            if sample.ts.seconds <= floor.seconds or first.seconds - sample.ts.seconds > LOOKBACK_S:
-                return first
+            past = sample.ts.seconds < floor.seconds if at_floor else sample.ts.seconds <= floor.seconds
+            if past or first.seconds - sample.ts.seconds > LOOKBACK_S:
+                return start, None
             shown = overlap(glyphs, cv2.dilate(sample.edges, _KERNEL3))
             if shown < GLYPHS_HELD:
-                return start if shown < GLYPHS_GONE else first
+                return start, shown
             start = sample.ts
-        return first
+        return start, None
 
     def _faded(self, at: Timestamp, glyphs: np.ndarray, bound: Timestamp, forward: bool) -> Timestamp:
         """Where a subtitle whose ``glyphs`` (edge pixels) leave at ``at`` (``forward``: it faded out, followed up to
