@@ -147,6 +147,14 @@ SPECS: dict[str, Clip] = {
     "ts-offset": _clip("ts-offset", _two(), container="ts", start_offset=10.0),
     # Two-line cues whose lines change one at a time.
     "two-line": _clip("two-line", _two_line(), container="mkv"),
+    # The lower line of a two-line cue redrawn in place with other words as wide, in a serif font whose thin strokes
+    # leave no glyph cores at the analysis scale, over handheld shake: the masks of the two lines stay alike.
+    "two-line-redrawn": _clip(
+        "two-line-redrawn",
+        [Event(8, 70, EN[0], slot=1), Event(8, 38, "The train leaves at half past nine."),
+         Event(38, 70, "Nobody knows where he went.")],
+        style=_style("Liberation Serif", size=0.06, outline=3.0), motion="shake",
+    ),
 }
 
 #: Classes vidocr does not get right yet, with what came out when last measured (frames of the clip): not collected

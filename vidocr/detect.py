@@ -59,6 +59,14 @@ FADE_MAX_S = 1.0
 CORES_CHANGED = 0.5
 #: ... when the cores of the line keep at least this many pixels (thin strokes erode away: 360p, thin fonts).
 CORES_MIN_PIXELS = 2 * GLYPHS_MIN_PIXELS
+#: A line of the last read whose column profile (glyph pixels per column) correlates under this with its box's now,
+#: at the best shift of up to PROFILE_SHIFT columns, was redrawn with other words (a serif line over a pylon in
+#: place of another: 0.45; the same line over a moving picture: 0.98-1.0). Asks for a read, as CORES_CHANGED.
+PROFILE_CHANGED = 0.7
+PROFILE_SHIFT = 2
+#: ... judged on centred lines (where subtitles are) with at least this many glyph pixels (a few words: the profile
+#: of a line of picture detail is noise).
+PROFILE_MIN_PIXELS = 8 * GLYPHS_MIN_PIXELS
 #: How far back a subtitle's start may be moved by _shown_since (seconds).
 LOOKBACK_S = 1.0
 #: A text mask at least this similar to its segment's held still; if the band's edge pixels changed by at least
@@ -246,7 +254,7 @@ class BandChangeDetector:
         self._mask: np.ndarray | None = None  # the latest sample's text mask
         self._read_mask: np.ndarray | None = None  # the text mask of the latest read
         #: ... its glyph cores, and the boxes of its lines whose cores are big enough to tell (see CORES_CHANGED).
-        self._read_cores: tuple[np.ndarray, list[tuple[slice, slice]]] | None = None
+        self._read_cores: _ReadLines | None = None
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
         #: The shown subtitle's survivors fell (see _survival) since it was first missing (``_left_at``): it left, and
@@ -729,7 +737,7 @@ class BandChangeDetector:
             track.edges_run = 0
         if track.back_ts is not None:
             track.back_run += 1
-        if self._read_cores is not None and _cores_alike(*self._read_cores, self._mask) < CORES_CHANGED:
+        if self._read_cores is not None and _redrawn(self._read_cores, self._mask):
             track.cores_ts = track.cores_ts if track.cores_run else ts
             track.cores_run += 1
         elif track.cores_run and not track.cores_lapsed:
@@ -739,7 +747,9 @@ class BandChangeDetector:
         else:
             track.cores_run, track.cores_lapsed = 0, False
         since = ts.seconds - track.last_read_s
-        if since < opts.min_read_gap_s:
+        # A line redrawn in place is read at once, as a new subtitle is (the segment goes on: its mask stayed alike).
+        redrawn = track.cores_run >= opts.confirm and track.cores_ts is not None
+        if since < opts.min_read_gap_s and not redrawn:
             return
         if track.first:
             # The very first frame's read may have caught the text mid-fade (a video cut from a longer one):
@@ -802,7 +812,7 @@ class BandChangeDetector:
         self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges, first=reason is ReadReason.FIRST)
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
-        self._read_cores = _cores(self._mask, self._lines) if self._mask is not None else None
+        self._read_cores = _read_lines(self._mask, self._lines) if self._mask is not None else None
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown, left_at)
 
     def _back_at(self, left: Timestamp, ts: Timestamp, mask: np.ndarray) -> Timestamp:
@@ -934,21 +944,82 @@ def changed_line_similarity(
     return worst
 
 
-def _cores(mask: np.ndarray, lines: Sequence[TextLine]) -> tuple[np.ndarray, list[tuple[slice, slice]]]:
-    """``mask``'s glyph cores (eroded by a pixel: the rim the mask fills around each glyph goes) and the boxes of
-    ``lines`` whose cores are big enough to tell (CORES_MIN_PIXELS): the last read's side of the comparison
-    (:func:`_cores_alike`), made once per read."""
+@dataclass
+class _ReadLines:
+    """The last read's side of the test for a line redrawn in place (:func:`_redrawn`), made at each read: the
+    read's glyph cores (its mask eroded by a pixel: the rim the mask fills around each glyph goes), the boxes of its
+    lines whose cores are big enough to tell (CORES_MIN_PIXELS), and the boxes of its centred lines with glyph pixels
+    enough to tell (PROFILE_MIN_PIXELS), with their column profiles (glyph pixels per column) at the read and in
+    the latest sample, and whether the profile stepped away from the read's there."""
+
+    cores: np.ndarray
+    core_boxes: list[tuple[slice, slice]]
+    boxes: list[tuple[slice, slice]]
+    profiles: list[np.ndarray]
+    latest: list[np.ndarray]
+    stepped: list[bool]
+
+
+def _read_lines(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadLines:
     cores = cv2.erode(mask, _KERNEL3)
     boxes = [(slice(ln.y0, ln.y1), slice(ln.x0, ln.x1)) for ln in lines]
-    return cores, [box for box in boxes if np.count_nonzero(cores[box]) >= CORES_MIN_PIXELS]
+    profiled = [
+        (slice(ln.y0, ln.y1), slice(ln.x0, ln.x1))
+        for ln in lines
+        if _centred(ln.x0, ln.x1, ln.height, mask.shape[1])
+        and np.count_nonzero(mask[ln.y0 : ln.y1, ln.x0 : ln.x1]) >= PROFILE_MIN_PIXELS
+    ]
+    profiles = [_profile(mask[box]) for box in profiled]
+    return _ReadLines(
+        cores,
+        [box for box in boxes if np.count_nonzero(cores[box]) >= CORES_MIN_PIXELS],
+        profiled,
+        profiles,
+        list(profiles),
+        [False] * len(profiled),
+    )
 
 
-def _cores_alike(cores: np.ndarray, boxes: list[tuple[slice, slice]], new: np.ndarray | None) -> float:
-    """The lowest similarity, over ``boxes``, of ``cores`` and ``new``'s glyph cores (1.0 without boxes)."""
-    if not boxes or new is None or new.shape != cores.shape:
-        return 1.0
-    eroded = cv2.erode(new, _KERNEL3)
-    return min(similarity(cores[box], eroded[box]) for box in boxes)
+def _redrawn(read: _ReadLines, new: np.ndarray | None) -> bool:
+    """A line of the last read was redrawn with other glyphs in its place: its glyph cores are less alike than
+    CORES_CHANGED now, or its column profile stepped away from the read's (thin strokes, whose cores erode away, and
+    lines of glyphs as wide as the old ones, whose masks stay alike: a line's ink per column follows its letters and
+    word gaps, which other words put elsewhere). A step: from one sample to the next the profile became unlike both
+    the sample before and the read's (PROFILE_CHANGED), and stays unlike the read's. Picture detail moving behind a
+    line changes its profile a little at each frame, not at once."""
+    if new is None or new.shape != read.cores.shape:
+        return False
+    changed = False
+    if read.core_boxes:
+        eroded = cv2.erode(new, _KERNEL3)
+        changed = min(similarity(read.cores[box], eroded[box]) for box in read.core_boxes) < CORES_CHANGED
+    for i, box in enumerate(read.boxes):
+        now = _profile(new[box])
+        unlike = _profiles_alike(read.profiles[i], now) < PROFILE_CHANGED
+        read.stepped[i] = unlike and (read.stepped[i] or _profiles_alike(read.latest[i], now) < PROFILE_CHANGED)
+        read.latest[i] = now
+        changed = changed or read.stepped[i]
+    return changed
+
+
+def _profile(mask: np.ndarray) -> np.ndarray:
+    profile: np.ndarray = np.count_nonzero(mask, axis=0).astype(np.float64)
+    return profile
+
+
+def _profiles_alike(a: np.ndarray, b: np.ndarray) -> float:
+    """The best correlation of two column profiles over shifts of up to PROFILE_SHIFT columns (1.0 when either is
+    flat: nothing to tell by)."""
+    best = -1.0
+    for shift in range(-PROFILE_SHIFT, PROFILE_SHIFT + 1):
+        x = a[max(0, shift) : len(a) + min(0, shift)]
+        y = b[max(0, -shift) : len(b) + min(0, -shift)]
+        x, y = x - x.mean(), y - y.mean()
+        norm = float(np.sqrt((x * x).sum() * (y * y).sum()))
+        if norm == 0.0:
+            return 1.0
+        best = max(best, float((x * y).sum()) / norm)
+    return best
 
 
 def _centred(x0: int, x1: int, height: int, width: int) -> bool:
