@@ -957,7 +957,7 @@ class _ReadLines:
     boxes: list[tuple[slice, slice]]
     profiles: list[np.ndarray]
     latest: list[np.ndarray]
-    stepped: list[bool]
+    stepped: list[int]
 
 
 def _read_lines(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadLines:
@@ -976,7 +976,7 @@ def _read_lines(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadLines:
         profiled,
         profiles,
         list(profiles),
-        [False] * len(profiled),
+        [0] * len(profiled),
     )
 
 
@@ -985,8 +985,9 @@ def _redrawn(read: _ReadLines, new: np.ndarray | None) -> bool:
     CORES_CHANGED now, or its column profile stepped away from the read's (thin strokes, whose cores erode away, and
     lines of glyphs as wide as the old ones, whose masks stay alike: a line's ink per column follows its letters and
     word gaps, which other words put elsewhere). A step: from one sample to the next the profile became unlike both
-    the sample before and the read's (PROFILE_CHANGED), and stays unlike the read's. Picture detail moving behind a
-    line changes its profile a little at each frame, not at once."""
+    the sample before and the read's (PROFILE_CHANGED), then holds (alike from sample to sample, unlike the read's).
+    Picture detail moving behind a line changes its profile a little at each frame, not at once; glyphs that come
+    and go at random in each frame (heavy compression) change it at each frame, and it never holds."""
     if new is None or new.shape != read.cores.shape:
         return False
     changed = False
@@ -996,9 +997,11 @@ def _redrawn(read: _ReadLines, new: np.ndarray | None) -> bool:
     for i, box in enumerate(read.boxes):
         now = _profile(new[box])
         unlike = _profiles_alike(read.profiles[i], now) < PROFILE_CHANGED
-        read.stepped[i] = unlike and (read.stepped[i] or _profiles_alike(read.latest[i], now) < PROFILE_CHANGED)
+        held = _profiles_alike(read.latest[i], now) >= PROFILE_CHANGED
+        # 0: as read; 1: stepped away at this sample; 2: the new profile held since (counted as changed).
+        read.stepped[i] = 0 if not unlike else (2 if read.stepped[i] else 0) if held else 1
         read.latest[i] = now
-        changed = changed or read.stepped[i]
+        changed = changed or read.stepped[i] == 2
     return changed
 
 
