@@ -253,8 +253,8 @@ class BandChangeDetector:
         self._read_lines: tuple[TextLine, ...] = ()  # the lines of the latest read
         self._mask: np.ndarray | None = None  # the latest sample's text mask
         self._read_mask: np.ndarray | None = None  # the text mask of the latest read
-        #: ... its glyph cores, and the boxes of its lines whose cores are big enough to tell (see CORES_CHANGED).
-        self._read_cores: _ReadLines | None = None
+        #: ... what tells a line of it redrawn in place (see _redrawn).
+        self._read_side: _ReadSide | None = None
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
         #: The shown subtitle's survivors fell (see _survival) since it was first missing (``_left_at``): it left, and
@@ -737,7 +737,7 @@ class BandChangeDetector:
             track.edges_run = 0
         if track.back_ts is not None:
             track.back_run += 1
-        if self._read_cores is not None and _redrawn(self._read_cores, self._mask):
+        if self._read_side is not None and _redrawn(self._read_side, self._mask):
             track.cores_ts = track.cores_ts if track.cores_run else ts
             track.cores_run += 1
         elif track.cores_run and not track.cores_lapsed:
@@ -760,7 +760,8 @@ class BandChangeDetector:
             yield from self._read(ts, track.grow_ts, ReadReason.GROW)
         elif track.back_run >= opts.confirm and track.back_ts is not None:
             yield from self._read(ts, track.back_ts, ReadReason.BACK, track.back_left)
-        elif track.cores_run >= opts.confirm and track.cores_ts is not None:
+        elif redrawn:
+            assert track.cores_ts is not None
             yield from self._read(ts, track.cores_ts, ReadReason.DRIFT)
         elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
@@ -812,7 +813,7 @@ class BandChangeDetector:
         self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges, first=reason is ReadReason.FIRST)
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
-        self._read_cores = _read_lines(self._mask, self._lines) if self._mask is not None else None
+        self._read_side = _read_side(self._mask, self._lines) if self._mask is not None else None
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown, left_at)
 
     def _back_at(self, left: Timestamp, ts: Timestamp, mask: np.ndarray) -> Timestamp:
@@ -945,7 +946,7 @@ def changed_line_similarity(
 
 
 @dataclass
-class _ReadLines:
+class _ReadSide:
     """The last read's side of the test for a line redrawn in place (:func:`_redrawn`), made at each read: the
     read's glyph cores (its mask eroded by a pixel: the rim the mask fills around each glyph goes), the boxes of its
     lines whose cores are big enough to tell (CORES_MIN_PIXELS), and the boxes of its centred lines with glyph pixels
@@ -960,17 +961,16 @@ class _ReadLines:
     stepped: list[int]
 
 
-def _read_lines(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadLines:
+def _read_side(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadSide:
     cores = cv2.erode(mask, _KERNEL3)
     boxes = [(slice(ln.y0, ln.y1), slice(ln.x0, ln.x1)) for ln in lines]
     profiled = [
-        (slice(ln.y0, ln.y1), slice(ln.x0, ln.x1))
-        for ln in lines
-        if _centred(ln.x0, ln.x1, ln.height, mask.shape[1])
-        and np.count_nonzero(mask[ln.y0 : ln.y1, ln.x0 : ln.x1]) >= PROFILE_MIN_PIXELS
+        box
+        for ln, box in zip(lines, boxes, strict=True)
+        if _centred(ln.x0, ln.x1, ln.height, mask.shape[1]) and np.count_nonzero(mask[box]) >= PROFILE_MIN_PIXELS
     ]
     profiles = [_profile(mask[box]) for box in profiled]
-    return _ReadLines(
+    return _ReadSide(
         cores,
         [box for box in boxes if np.count_nonzero(cores[box]) >= CORES_MIN_PIXELS],
         profiled,
@@ -980,7 +980,7 @@ def _read_lines(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadLines:
     )
 
 
-def _redrawn(read: _ReadLines, new: np.ndarray | None) -> bool:
+def _redrawn(read: _ReadSide, new: np.ndarray | None) -> bool:
     """A line of the last read was redrawn with other glyphs in its place: its glyph cores are less alike than
     CORES_CHANGED now, or its column profile stepped away from the read's (thin strokes, whose cores erode away, and
     lines of glyphs as wide as the old ones, whose masks stay alike: a line's ink per column follows its letters and
@@ -999,7 +999,12 @@ def _redrawn(read: _ReadLines, new: np.ndarray | None) -> bool:
         unlike = _profiles_alike(read.profiles[i], now) < PROFILE_CHANGED
         held = _profiles_alike(read.latest[i], now) >= PROFILE_CHANGED
         # 0: as read; 1: stepped away at this sample; 2: the new profile held since (counted as changed).
-        read.stepped[i] = 0 if not unlike else (2 if read.stepped[i] else 0) if held else 1
+        if not unlike:
+            read.stepped[i] = 0
+        elif held:
+            read.stepped[i] = 2 if read.stepped[i] else 0
+        else:
+            read.stepped[i] = 1
         read.latest[i] = now
         changed = changed or read.stepped[i] == 2
     return changed
