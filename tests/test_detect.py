@@ -19,7 +19,7 @@ from vidocr.detect import (
     SegmentStarted,
     changed_line_similarity,
 )
-from vidocr.textmask import analysis_image, analysis_scale, edge_mask, similarity, text_lines
+from vidocr.textmask import TextLine, analysis_image, analysis_scale, edge_mask, similarity, text_lines
 from vidocr.types import Box, Timestamp
 
 TB = Fraction(1, 25)
@@ -265,6 +265,33 @@ def test_a_subtitle_drawn_over_a_page_of_print_starts_and_ends_a_segment() -> No
     assert changed_line_similarity(over, page, core, FONT * scale) < DetectOptions().same_threshold
     frames = [page_and(None)] * 8 + [page_and("I told you, I was at the office.")] * 10 + [page_and(None)] * 8
     assert _segment_starts(frames) == [0, 8, 18]
+
+
+def test_a_subtitle_half_lost_to_a_bright_picture_that_goes_is_a_changed_line() -> None:
+    # Seen on the corpus's new seeds (dev ``17_pale``): cream text with a thin outline over an orange shirt with a
+    # white front and badges. The mask kept only "Why would anyone do" (the rest over the white front), merged with
+    # the badges' borders into one line down through the band's bottom (so centred_similarity skips it), and the
+    # glyphs left sit off the axis: when the subtitle went, nothing counted it (masks 0.82 alike) and the cue ran on
+    # into the gap. Pixels gone from inside a centred line of the old mask are judged as centred.
+    height, width = 75, 640
+    picture = np.zeros((height, width), np.uint8)
+    for x in (90, 140, 440, 490):  # the badges' borders, down through the band's bottom edge
+        picture[25:, x : x + 3] = 1
+    picture[25:28, 90:143] = 1
+    picture[25:28, 440:493] = 1
+    picture[4:16, 150:480:2] = 1  # a sign in the picture above the subtitle's rows
+    shown = picture.copy()
+    for x in range(192, 395, 7):  # the glyphs left of the subtitle: short strokes, rows 50-61, centre 293 of 320
+        shown[50:62, x : x + 2] = 1
+        shown[50:52, x : x + 5] = 1
+    lines = [TextLine(87, 20, 500, height, 40)]  # picture and glyphs in one line, centred by its extent
+    core, line_height = (8, 70), 17.0
+    threshold = DetectOptions().same_threshold
+    assert similarity(shown, picture) >= threshold  # the whole masks cannot tell
+    assert changed_line_similarity(shown, picture, core, line_height) == 1.0  # nor a line of its own: off the axis
+    assert changed_line_similarity(shown, picture, core, line_height, lines) < threshold
+    # Pixels that came are not judged by the old lines: the same glyphs appearing still need a centred box.
+    assert changed_line_similarity(picture, shown, core, line_height, lines) == 1.0
 
 
 def test_a_page_of_print_that_moves_is_no_new_line() -> None:
