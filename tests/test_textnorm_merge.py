@@ -333,6 +333,31 @@ def test_a_read_of_other_text_after_frames_without_the_glyphs_ends_the_cue_where
     assert run(SegmentRecord(459, 4171, [boxed(500, first, Box(0, 0, 400, 40)), again])) == [(459, 4171, first)]
 
 
+def test_an_unsure_read_where_glyphs_came_back_places_the_change_a_later_sure_read_shows() -> None:
+    # The libass check set of new seeds (18_lowres, 360p): two lines of as many CJK glyphs, 2 frames apart, masks
+    # too alike at 360p to call another subtitle. The BACK read where the glyphs came back (split 308, left 306)
+    # read the new line's first frames as "即果你也过在心章" at 0.52, too unsure to count; the next sure read (a
+    # drift read 5 frames on) shows the new line. The change was at the BACK read: the first cue ends where its
+    # glyphs left, the second starts where they came back, not 5 frames later.
+    first, then = "谢谢你大老远跑过来", "我跟你说过我在办公室"
+    unsure = replace(boxed(12875, "即果你也过在心章", Box(0, 0, 400, 40), 0.52), split_ms=12833, left_ms=12750)
+    later = replace(boxed(13083, then, Box(0, 0, 400, 40)), split_ms=13042)
+    cues = run(SegmentRecord(11167, 15208, [boxed(11250, first, Box(0, 0, 400, 40)), unsure, later]))
+    assert cues == [(11167, 12750, first), (12833, 15208, then)], cues
+    # Without the unsure read, the change is where the sure read saw it.
+    assert run(SegmentRecord(11167, 15208, [boxed(11250, first, Box(0, 0, 400, 40)), later])) == [
+        (11167, 13042, first), (13042, 15208, then)]
+    # The sure reads after it show the first line still: the unsure read changed nothing (picture detail, flicker).
+    still = replace(boxed(13083, first, Box(0, 0, 400, 40)), split_ms=13042)
+    assert run(SegmentRecord(11167, 15208, [boxed(11250, first, Box(0, 0, 400, 40)), unsure, still])) == [
+        (11167, 15208, first)]
+    # An unsure read like the shown line is that line, misread: no change there; the next line starts where the
+    # sure read saw it.
+    alike = replace(boxed(12875, "谢谢你大老远跑运了", Box(0, 0, 400, 40), 0.52), split_ms=12833, left_ms=12750)
+    assert run(SegmentRecord(11167, 15208, [boxed(11250, first, Box(0, 0, 400, 40)), alike, later])) == [
+        (11167, 13042, first), (13042, 15208, then)]
+
+
 def test_blank_reads_where_the_detector_held_the_subtitle_s_mask_are_that_subtitle_not_a_gap() -> None:
     # The libass dev set of new seeds (13_cuts): a subtitle over a picture panning behind it; for 9 frames, then 3,
     # the detector held text lines with the subtitle's mask (so it asked for reads) and the recogniser read

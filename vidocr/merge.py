@@ -181,7 +181,7 @@ class CueMerger:
         # the layout dropped): text a later read finds came where that read's change began (a subtitle fading in
         # beside a sign, seen by a drift read before its own segment).
         blank_first = bool(reads) and not comparable(reads[0].result.text) and not reads[0].blank_ends
-        reads = [r for r in reads if self._usable(r.result) or r.blank_ends]
+        reads = [r for r in reads if self._usable(r.result) or r.blank_ends or _came_unsure(r, False)]
         while reads and not self._usable(reads[0].result):
             reads.pop(0)
         if not reads:
@@ -189,12 +189,22 @@ class CueMerger:
         pieces: list[_Open] = []
         start = min(max(reads[0].split_ms, seg.start_ms), seg.end_ms - 1) if blank_first else seg.start_ms
         current: _Open | None = _Open(start, seg.end_ms, [reads[0].result], seg.box)
+        # An unsure read of other text taken where the shown subtitle's glyphs came back after frames without
+        # them (see _came_unsure): if the next sure read shows other text too, the change was there.
+        came: Read | None = None
         for read in reads[1:]:
+            if _came_unsure(read, self._usable(read.result)):
+                if current is not None and not self._same_subtitle(
+                    current.text(), read.result.text, _extent(current.results), _extent([read.result])
+                ):
+                    came = came or read
+                continue
             if not self._usable(read.result):  # blank_ends: the subtitle left
                 if current is not None:
                     current.end_ms = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
                     pieces.append(current)
                     current = None
+                came = None
                 continue
             if current is None:  # text again after it left: from this read's change point
                 current = _Open(min(read.split_ms, seg.end_ms - 1), seg.end_ms, [read.result], seg.box)
@@ -204,7 +214,10 @@ class CueMerger:
             )
             if same or (not read.mask_moved and text_similarity(current.text(), read.result.text) >= 0.5):
                 current.results.append(read.result)
+                came = None
                 continue
+            if came is not None:  # the change was where the unsure read's glyphs came
+                read, came = replace(read, split_ms=came.split_ms, left_ms=came.left_ms), None
             cut = min(max(read.split_ms, current.start_ms + 1), seg.end_ms - 1)
             if len(current.results) == 1 and not self._still_shown(seg, current) and (
                 (
@@ -377,6 +390,14 @@ def _without_picture_glyphs(result: OcrResult) -> OcrResult:
     CJK character is ("嗯", "好")."""
     kept = tuple(ln for ln in result.lines if not _picture_glyph(ln.text))
     return result if len(kept) == len(result.lines) else replace(result, lines=kept)
+
+
+def _came_unsure(read: Read, usable: bool) -> bool:
+    """``read`` (not ``usable``) was taken where a subtitle's glyphs came back after frames without them (a BACK
+    read: the detector saw the shown subtitle leave at ``left_ms``) and is too unsure to count, but read text: at
+    360p, the first frames of the next subtitle ("即果你也过在心章" 0.52 where "我跟你说过我在办公室" came after a
+    2-frame gap)."""
+    return not usable and read.left_ms is not None and not read.blank_ends and bool(comparable(read.result.text))
 
 
 def _picture_glyph(text: str) -> bool:
