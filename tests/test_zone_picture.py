@@ -102,7 +102,9 @@ def test_a_band_tall_from_picture_detail_shrinks_to_the_subtitle_rows() -> None:
     found = [(ln.y0, ln.y1, 1.0) for _, lines in sampled for ln in lines]
     assert _tall((150, 340), found)
     read = PpOcrBandReader()
-    lo, hi = _subtitle_rows(read, (150, 340), images, sampled)
+    rows = _subtitle_rows(read, (150, 340), images, sampled)
+    assert rows is not None
+    lo, hi = rows
     assert 305 <= lo <= 318 and 334 <= hi <= 340, (lo, hi)
     # No centred text read in the rows: the run stays as it is.
     blank = [np.full((360, 640), 80, np.uint8) for _ in images]
@@ -155,3 +157,59 @@ def test_a_band_of_short_cues_is_found_in_the_few_samples_that_show_them() -> No
         return OcrResult(lines=(OcrLine("OK.", 0.95, Box(0, crop.shape[0] // 2 - 5, 20, 10)),))
 
     assert _readable_first(read, [(70, 80)], votes, 6, images, sampled, ZoneWeights()) == [(70, 80)]
+
+
+def _sign(frame: np.ndarray, text: str, x: int, y: int, plate: tuple[int, int, int]) -> None:
+    """Light text on a coloured plate, as shop signs are: closed light glyphs like a subtitle's, no outline."""
+    (w, h), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_DUPLEX, 1.2, 2)
+    cv2.rectangle(frame, (x - 14, y - h - 14), (x + w + 14, y + 16), plate, -1)
+    cv2.putText(frame, text, (x, y), cv2.FONT_HERSHEY_DUPLEX, 1.2, (245, 245, 245), 2, cv2.LINE_AA)
+
+
+def test_signs_moving_with_the_picture_above_the_subtitles_are_no_part_of_their_zone(tmp_path: Path) -> None:
+    # The libass corpus's third seeds (check 43_ts-signs): shop signs pan through the rows above the subtitles,
+    # centred now and then, and read as text at other places in each sample. The band was cut from the signs'
+    # rows down to the subtitles' (a 342-pixel band over half the frame), and a sign there was read as a cue
+    # before the first subtitle. A renderer draws a subtitle where it drew the one before; text read at another
+    # place in another sample moves with the picture: the band is the subtitles' rows.
+    lines = ["Where were you last night?", "Keep your voice down.", "I never asked for any of this.", "Turn left."]
+    path = tmp_path / "signs.mp4"
+    ground = np.tile(np.linspace(70, 150, 720, dtype=np.uint8)[:, None, None], (1, 1280, 3))
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=25)
+        stream.width, stream.height, stream.pix_fmt = 1280, 720, "yuv420p"
+        for i in range(250):  # 10 s: the camera pans up and across; a subtitle a second, 0.8 s each
+            frame = ground.copy()
+            _sign(frame, "SALE 50%", 260 + 2 * i, 560 - (i * 3) // 4, (60, 20, 200))
+            _sign(frame, "Main Street", 900 - 2 * i, 430 + (i * 2) // 5, (140, 120, 30))
+            if i % 25 < 20:
+                _subtitle(frame, lines[(i // 25) % len(lines)])
+            out.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="bgr24")))
+        out.mux(stream.encode())
+    with VideoSource(path) as source:
+        zones = find_zones(source, None, None)
+    assert len(zones) == 1, [zone.box for zone in zones]
+    box = zones[0].box
+    # The subtitle's rows (about 628-670) with room for a second line above them, not the signs' rows up to 370.
+    assert 540 <= box.y <= 628 and box.y + box.h >= 670, box
+
+
+def test_text_read_at_another_place_in_another_sample_moves_with_the_picture() -> None:
+    from vidocr.region import _moving_texts
+    from vidocr.types import Box, OcrLine
+
+    def line(text: str, x: int, y: int, w: int = 120, h: int = 24) -> OcrLine:
+        return OcrLine(text, 0.99, Box(x, y, w, h))
+
+    subtitle = line("Where were you last night?", 200, 300)
+    # A subtitle shown across two samples is drawn where it was: it does not move; a sign 30 px higher does, and
+    # so does one read 60 px to the side on the same rows.
+    assert _moving_texts([(0, subtitle), (1, line("Where were you last night?", 202, 301))]) == set()
+    assert _moving_texts([(0, line("SALE 50%", 300, 200)), (3, line("SALE 50%", 300, 170))]) == {"sale50"}
+    assert _moving_texts([(0, line("EXIT", 100, 200)), (2, line("EXIT", 160, 200))]) == {"exit"}
+    # Two signs that met are read as one line: its parts moved when its rows are elsewhere (texts as compared:
+    # vidocr.textnorm.comparable).
+    glued = _moving_texts([(0, line("咖啡馆 SALE 50%", 150, 136, 200, 47)), (1, line("咖啡馆", 80, 100, 60, 26))])
+    assert glued == {"咖啡馆sale50", "咖啡馆"}, glued
+    # Two lines of one sample are not one text moving.
+    assert _moving_texts([(0, line("EXIT", 100, 200)), (0, line("EXIT", 400, 100))]) == set()

@@ -22,14 +22,14 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import cv2
 import numpy as np
 
 from vidocr.errors import ConfigError
 from vidocr.textmask import SMALL_TEXT_PX, Chroma, TextLine, analysis_image, analysis_scale, edge_mask, text_lines
-from vidocr.types import Box, OcrResult
+from vidocr.types import Box, OcrLine, OcrResult
 from vidocr.video import DecodedFrame, VideoSource
 
 if TYPE_CHECKING:
@@ -237,8 +237,9 @@ def find_zones(
     if read is None:
         read = PpOcrBandReader()  # built only if a read is needed
     if any(_tall(run, found, weights) for run in runs):
-        runs = [_subtitle_rows(read, run, images, sampled, weights) if _tall(run, found, weights) else run
-                for run in runs]
+        shrunk = [_subtitle_rows(read, run, images, sampled, weights) if _tall(run, found, weights) else run
+                  for run in runs]
+        runs = [run for run in shrunk if run is not None] or runs
     seen: dict[tuple[int, int, int], OcrResult] = {}  # each band sample is read once, whichever checks ask
     if mode in ("auto", "bottom") and (colour or len(runs) > 1):
         runs = _readable_first(read, runs, votes, median_h, images, sampled, weights, seen)
@@ -385,6 +386,7 @@ def _reads_as_text(
     if not picks:
         return False
     margin = max(4, (hi - lo) // 2)
+    reads: list[tuple[int, OcrResult]] = []
     hits = 0
     for i in picks:
         top = max(0, lo - margin)
@@ -398,12 +400,41 @@ def _reads_as_text(
             result = replace(result, lines=tuple(ln for ln in result.lines if (ln.fill or 0.0) > PRINT_FILL_MAX))
         # Only lines centred in the run's rows: the margin may reach the lines of another zone.
         inside = tuple(ln for ln in result.lines if ln.box is None or lo <= top + ln.box.y + ln.box.h / 2 < hi)
-        result = replace(result, lines=inside)
-        if len(comparable(result.text)) >= weights.read_chars and result.confidence >= weights.read_confidence:
-            hits += 1
-            if hits >= 2:
-                return True
+        reads.append((i, replace(result, lines=inside)))
+        # Text read at two places in two samples moves with the picture (signs, pages): it is not subtitles.
+        moving = _moving_texts([(k, ln) for k, r in reads for ln in r.lines])
+        hits = 0
+        for _, result in reads:
+            result = replace(result, lines=tuple(ln for ln in result.lines if comparable(ln.text) not in moving))
+            if len(comparable(result.text)) >= weights.read_chars and result.confidence >= weights.read_confidence:
+                hits += 1
+        if hits >= 2:
+            return True
     return hits >= min(2, len(picks))
+
+
+def _moving_texts(lines: Sequence[tuple[int, OcrLine]]) -> set[str]:
+    """The texts (``comparable``) of ``lines`` ((sample, line), boxes in one band's pixels) read in two samples at
+    places more than half a line height apart up or down, or a line height sideways: a renderer draws a subtitle
+    where it drew it before (the same text in two samples is one cue shown across both), while signs, shirts and
+    pages move with the camera (as vidocr.layout's SubtitleLayout tells of the lines it reads). A text read as
+    part of another one (two signs that met, read as one line) is compared by its rows alone."""
+    from vidocr.textnorm import comparable
+
+    placed = [
+        (i, comparable(ln.text), ln.box) for i, ln in lines if ln.box is not None and len(comparable(ln.text)) >= 2
+    ]
+    moving: set[str] = set()
+    for n, (i, key, box) in enumerate(placed):
+        for k, other, at in placed[n + 1 :]:
+            if k == i or not (key in other or other in key):
+                continue
+            size = max(box.h, at.h)
+            rows = abs(box.y + box.h / 2 - at.y - at.h / 2) > 0.5 * size
+            sideways = key == other and abs(box.x + box.w / 2 - at.x - at.w / 2) > size
+            if rows or sideways:
+                moving.update((key, other))
+    return moving
 
 
 def _spread(run: tuple[int, int], sampled: list[tuple[np.ndarray, list[TextLine]]], tries: int) -> list[int]:
@@ -435,34 +466,41 @@ def _subtitle_rows(
     sampled: list[tuple[np.ndarray, list[TextLine]]],
     weights: ZoneWeights = _WEIGHTS,
     tries: int = 6,
-) -> tuple[int, int]:
+) -> tuple[int, int] | None:
     """The rows of ``run`` where OCR reads centred lines of text (subtitle lines) in at least two of a few
-    samples spread over the video: the run shrunk to them, or the run as it is when OCR finds none there.
+    samples spread over the video: the run shrunk to them, or the run as it is when OCR finds none there; None
+    when all the text it reads there moves with the picture (see _moving_texts: signs in a panning shot).
     Lines of dark print (vidocr.layout.glyph_fill) do not count once light, outlined lines were read."""
     from vidocr.layout import PRINT_FILL_MAX, with_fill
     from vidocr.textnorm import comparable
 
     lo, hi = run
     picks = _spread(run, sampled, tries)
-    rows: list[tuple[int, int, bool]] = []  # (top, bottom, light) of centred lines read, analysis pixels
-    seen = 0
+    read_lines: list[tuple[int, OcrLine]] = []  # (sample, line) of the lines read as text
     for i in picks:
         crop = np.ascontiguousarray(images[i][lo:hi])
         result = with_fill(read(cv2.cvtColor(crop, cv2.COLOR_GRAY2BGR)), crop)
-        mid = crop.shape[1] / 2
-        found = False
-        for ln in result.lines:
-            box = ln.box
-            if box is None or ln.confidence < weights.read_confidence or len(comparable(ln.text)) < weights.read_chars:
-                continue
-            margin = weights.centre_margin * crop.shape[1] + weights.centre_margin_lines * box.h
-            if abs(box.x + box.w / 2 - mid) > margin:
-                continue  # off-centre: a sign, picture detail
-            rows.append((lo + box.y, lo + box.y + box.h, (ln.fill or 0.0) > PRINT_FILL_MAX))
-            found = True
-        seen += found
+        read_lines += [
+            (i, ln) for ln in result.lines
+            if ln.box is not None and ln.confidence >= weights.read_confidence
+            and len(comparable(ln.text)) >= weights.read_chars
+        ]
+    moving = _moving_texts(read_lines)
+    rows: list[tuple[int, int, bool]] = []  # (top, bottom, light) of centred lines read, analysis pixels
+    found: set[int] = set()
+    mid = images[0].shape[1] / 2 if images else 0.0
+    for i, ln in read_lines:
+        box = cast(Box, ln.box)
+        margin = weights.centre_margin * images[i].shape[1] + weights.centre_margin_lines * box.h
+        if abs(box.x + box.w / 2 - mid) > margin or comparable(ln.text) in moving:
+            continue  # off-centre, or moving with the picture: a sign, picture detail
+        rows.append((lo + box.y, lo + box.y + box.h, (ln.fill or 0.0) > PRINT_FILL_MAX))
+        found.add(i)
+    seen = len(found)
     if any(light for _, _, light in rows):
         rows = [row for row in rows if row[2]]
+    if not rows and moving and all(comparable(ln.text) in moving for _, ln in read_lines):
+        return None
     if seen < 2 or not rows:
         return run
     return max(lo, min(r[0] for r in rows)), min(hi, max(r[1] for r in rows))
