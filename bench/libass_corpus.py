@@ -221,11 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path, help="folder for <half>/<clip>.{mp4,mkv,ts,srt,ass,json}")
     parser.add_argument("--half", choices=["dev", "check", "both"], default="both")
-    parser.add_argument("--count", type=int, default=len(THEMES), help="clips per half (themes repeat)")
+    parser.add_argument("--count", type=int, default=len(THEMES),
+                        help="end clip number, exclusive (clips --start .. --count - 1 of each half; themes repeat)")
     parser.add_argument("--start", type=int, default=0,
                         help="first clip number: --start 12 --count 24 renders each theme again with new seeds")
     parser.add_argument("--only", nargs="*", help="clip names (or themes) to render")
     args = parser.parse_args(argv)
+    if args.start >= args.count:
+        parser.error(f"--count is the end clip number (exclusive), so it must be above --start {args.start}: "
+                     f"--start {args.start} --count {args.start + len(THEMES)} renders each theme once more")
     halves = ["dev", "check"] if args.half == "both" else [args.half]
     for half in halves:
         for index in range(args.start, args.count):
