@@ -174,6 +174,18 @@ class CueMerger:
     def _usable(self, result: OcrResult) -> bool:
         return bool(comparable(result.text)) and result.confidence >= self.options.min_confidence
 
+    def _came_unsure(self, read: Read) -> bool:
+        """``read`` was taken where a subtitle's glyphs came back after frames without them (a BACK read: the
+        detector saw the shown subtitle leave at ``left_ms``) and is too unsure to count, but read text: at 360p,
+        the first frames of the next subtitle ("即果你也过在心章" 0.52 where "我跟你说过我在办公室" came after a
+        2-frame gap)."""
+        return (
+            read.left_ms is not None
+            and not read.blank_ends
+            and not self._usable(read.result)
+            and bool(comparable(read.result.text))
+        )
+
     def _split(self, seg: SegmentRecord) -> list[_Open]:
         """Group the segment's usable reads into runs of the same subtitle."""
         reads = [replace(r, result=_without_picture_glyphs(r.result)) for r in seg.reads]
@@ -181,7 +193,7 @@ class CueMerger:
         # the layout dropped): text a later read finds came where that read's change began (a subtitle fading in
         # beside a sign, seen by a drift read before its own segment).
         blank_first = bool(reads) and not comparable(reads[0].result.text) and not reads[0].blank_ends
-        reads = [r for r in reads if self._usable(r.result) or r.blank_ends or _came_unsure(r, False)]
+        reads = [r for r in reads if self._usable(r.result) or r.blank_ends or self._came_unsure(r)]
         while reads and not self._usable(reads[0].result):
             reads.pop(0)
         if not reads:
@@ -190,10 +202,10 @@ class CueMerger:
         start = min(max(reads[0].split_ms, seg.start_ms), seg.end_ms - 1) if blank_first else seg.start_ms
         current: _Open | None = _Open(start, seg.end_ms, [reads[0].result], seg.box)
         # An unsure read of other text taken where the shown subtitle's glyphs came back after frames without
-        # them (see _came_unsure): if the next sure read shows other text too, the change was there.
+        # them (see CueMerger._came_unsure): if the next sure read shows other text too, the change was there.
         came: Read | None = None
         for read in reads[1:]:
-            if _came_unsure(read, self._usable(read.result)):
+            if self._came_unsure(read):
                 if current is not None and not self._same_subtitle(
                     current.text(), read.result.text, _extent(current.results), _extent([read.result])
                 ):
@@ -390,14 +402,6 @@ def _without_picture_glyphs(result: OcrResult) -> OcrResult:
     CJK character is ("嗯", "好")."""
     kept = tuple(ln for ln in result.lines if not _picture_glyph(ln.text))
     return result if len(kept) == len(result.lines) else replace(result, lines=kept)
-
-
-def _came_unsure(read: Read, usable: bool) -> bool:
-    """``read`` (not ``usable``) was taken where a subtitle's glyphs came back after frames without them (a BACK
-    read: the detector saw the shown subtitle leave at ``left_ms``) and is too unsure to count, but read text: at
-    360p, the first frames of the next subtitle ("即果你也过在心章" 0.52 where "我跟你说过我在办公室" came after a
-    2-frame gap)."""
-    return not usable and read.left_ms is not None and not read.blank_ends and bool(comparable(read.result.text))
 
 
 def _picture_glyph(text: str) -> bool:

@@ -488,11 +488,10 @@ def _subtitle_rows(
     moving = _moving_texts(read_lines)
     rows: list[tuple[int, int, bool]] = []  # (top, bottom, light) of centred lines read, analysis pixels
     found: set[int] = set()
-    mid = images[0].shape[1] / 2 if images else 0.0
     for i, ln in read_lines:
-        box = cast(Box, ln.box)
-        margin = weights.centre_margin * images[i].shape[1] + weights.centre_margin_lines * box.h
-        if abs(box.x + box.w / 2 - mid) > margin or comparable(ln.text) in moving:
+        box, width = cast(Box, ln.box), images[i].shape[1]
+        margin = weights.centre_margin * width + weights.centre_margin_lines * box.h
+        if abs(box.x + box.w / 2 - width / 2) > margin or comparable(ln.text) in moving:
             continue  # off-centre, or moving with the picture: a sign, picture detail
         rows.append((lo + box.y, lo + box.y + box.h, (ln.fill or 0.0) > PRINT_FILL_MAX))
         found.add(i)
