@@ -542,6 +542,26 @@ def test_a_glued_line_gives_way_to_the_glyphs_only_line_on_its_rows() -> None:
     assert kept.text == "Where were you last night?" and kept.lines[0] is light
 
 
+def test_a_line_that_may_be_glued_but_has_no_light_glyphs_to_read_is_print() -> None:
+    # A maker's name on a bright engine cover, centred over the band at the subtitles' size range (new-seed corpus,
+    # "YAMAHA"): its fill looked glued (between PRINT_FILL_MAX and GLUED_FILL_MAX), and its glyphs read alone gave
+    # nothing at all on its rows.
+    logo = replace(_centred("YAMAHA", 60, h=34, y=0), fill=(PRINT_FILL_MAX + GLUED_FILL_MAX) / 2)
+    subtitle = replace(_centred("(sighs)", 140, h=56, y=30), fill=0.9)
+    empty = OcrResult((logo,), glyphs_only=OcrResult(()))
+    assert _proven(SubtitleLayout(WIDTH)).filter(empty).text == ""
+    # Glyphs read alone on other rows (the subtitle) do not save it; the subtitle is kept.
+    beside = OcrResult((logo, subtitle), glyphs_only=OcrResult((subtitle,)))
+    assert _proven(SubtitleLayout(WIDTH)).filter(beside).text == "(sighs)"
+    # Before light subtitles have shown, it may be the style (dark text on a light box): kept.
+    assert SubtitleLayout(WIDTH).filter(empty).text == "YAMAHA"
+    # Any glyphs read alone on its rows, even an unsure speck, keep it to the layout's other rules.
+    speck = replace(_centred("Y", 20, h=30, y=2), confidence=0.5)
+    assert _proven(SubtitleLayout(WIDTH)).filter(replace(empty, glyphs_only=OcrResult((speck,)))).text == "YAMAHA"
+    # Not read glyphs-only at all: nothing is known of its glyphs; kept.
+    assert _proven(SubtitleLayout(WIDTH)).filter(OcrResult((logo,))).text == "YAMAHA"
+
+
 class _ScriptedEngine:
     """Answers each call from a script: the band's read, its glyphs-only read, the line read in the picture."""
 

@@ -326,8 +326,14 @@ class SubtitleLayout:
         that, dark text on a light box may be the subtitles' style), and how many of its lines it lost; a line
         that may be a subtitle glued to print (glyph fill up to GLUED_FILL_MAX) gives way to the lines read on the
         same rows with the closed light glyphs alone (``result.glyphs_only``), which are added where no other line
-        is. A light box is a closed light region too: its text reads the same glyphs only."""
+        is. A light box is a closed light region too: its text reads the same glyphs only. Such a line on whose rows
+        the glyphs read alone gave nothing, not even an unsure speck, has no light glyphs to read: print too (a maker's
+        name on a bright engine cover, a page's line), once the zone has shown light subtitles."""
         printed = [ln for ln in result.lines if _fill_at_most(ln, PRINT_FILL_MAX)] if drop else []
+        if drop and result.glyphs_only is not None:
+            seen = [c for c in result.glyphs_only.lines if c.box is not None]
+            printed += [ln for ln in result.lines if ln not in printed and _fill_at_most(ln, GLUED_FILL_MAX)
+                        and not any(_same_rows(ln, c) for c in seen)]
         clean = [ln for ln in result.glyphs_only.lines if ln.box is not None and ln.confidence >= GLYPHS_ONLY_SURE] \
             if result.glyphs_only else []
         if not printed and not clean:
