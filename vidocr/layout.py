@@ -329,13 +329,12 @@ class SubtitleLayout:
         is. A light box is a closed light region too: its text reads the same glyphs only. Such a line on whose rows
         the glyphs read alone gave nothing, not even an unsure speck, has no light glyphs to read: print too (a maker's
         name on a bright engine cover, a page's line), once the zone has shown light subtitles."""
+        alone = [ln for ln in result.glyphs_only.lines if ln.box is not None] if result.glyphs_only else []
         printed = [ln for ln in result.lines if _fill_at_most(ln, PRINT_FILL_MAX)] if drop else []
         if drop and result.glyphs_only is not None:
-            seen = [c for c in result.glyphs_only.lines if c.box is not None]
             printed += [ln for ln in result.lines if ln not in printed and _fill_at_most(ln, GLUED_FILL_MAX)
-                        and not any(_same_rows(ln, c) for c in seen)]
-        clean = [ln for ln in result.glyphs_only.lines if ln.box is not None and ln.confidence >= GLYPHS_ONLY_SURE] \
-            if result.glyphs_only else []
+                        and not any(_same_rows(ln, c) for c in alone)]
+        clean = [ln for ln in alone if ln.confidence >= GLYPHS_ONLY_SURE]
         if not printed and not clean:
             return result, 0
         kept = [ln for ln in result.lines if ln not in printed]
