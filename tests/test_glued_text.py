@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -172,3 +174,20 @@ def test_a_kernel_is_cut_at_a_step_only() -> None:
     short[30:42, 10:390] = 1
     short[22:34, 200:212] = 1
     assert len(pieces(short)) == 1
+
+
+def test_a_run_read_alone_is_the_line_the_crop_does_not_cut() -> None:
+    # Seen on the libass corpus (third seeds check 45_two-line): the run of a two-line subtitle's lower line glued to a
+    # sign, read alone in its detector box (taller than its text), also read the bottom of the upper line, cut by the
+    # crop's top ("e you sure this is the nigrt hous" over "It's been a long day, hasn't it?"): the run was not kept.
+    from vidocr.ocrqueue import _one_line
+    from vidocr.types import Box, OcrLine
+
+    cut = OcrLine("e you sure this is the nigrt hous", 0.87, Box(0, 0, 554, 32))
+    own = OcrLine("It's been a long day, hasn't it?", 0.99, Box(0, 44, 545, 49))
+    assert _one_line(OcrResult((cut, own)), 110) is own
+    assert _one_line(OcrResult((own,)), 110) is own
+    assert _one_line(OcrResult((cut, own)), None) is None  # reads that must find one line
+    below = OcrLine("a line cut by the bottom", 0.9, Box(0, 90, 500, 20))
+    assert _one_line(OcrResult((own, below)), 110) is own
+    assert _one_line(OcrResult((own, replace(own, box=Box(0, 10, 545, 40)))), 110) is None  # two whole lines

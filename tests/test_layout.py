@@ -759,3 +759,34 @@ def test_a_first_read_measured_off_centre_is_kept_when_the_zone_read_its_text_ce
     assert not layout.waiting(first)
     assert layout.judged(first, kept).text == "We re runhing oi t of time"
     assert layout.judged(_sign(), _sign()).text == ""
+
+
+def test_a_lines_glyphs_are_its_own_not_the_line_above_nor_specks_beside_it() -> None:
+    # Seen on the libass corpus (third seeds check 45_two-line): the lower line of a two-line subtitle was boxed with a
+    # sign beside it ("咖啡馆 SAIt's been a long day, hasn't it?", the box as tall as the sign's plate), and its glyphs
+    # (ink) were measured from the line above and the grain of the plate: the line never showed text read past its
+    # glyphs, was not read alone, and its cue was lost for 54 frames.
+    from vidocr.layout import _own_glyphs
+
+    image = np.full((200, WIDTH, 3), 70, np.uint8)
+    fill, outline = np.zeros(image.shape[:2], np.uint8), np.ones((7, 7), np.uint8)
+    upper, lower = "Are you sure this is the right house?", "Give me five more minutes."
+    (uw, _), _ = cv2.getTextSize(upper, cv2.FONT_HERSHEY_DUPLEX, 1.4, 3)
+    (lw, lh), _ = cv2.getTextSize(lower, cv2.FONT_HERSHEY_DUPLEX, 1.4, 3)
+    cv2.putText(fill, upper, ((WIDTH - uw) // 2, 60), cv2.FONT_HERSHEY_DUPLEX, 1.4, 255, 3)
+    cv2.putText(fill, lower, ((WIDTH - lw) // 2, 125), cv2.FONT_HERSHEY_DUPLEX, 1.4, 255, 3)
+    image[cv2.dilate(fill, outline) > 0] = 0
+    image[fill > 0] = 255
+    left = (WIDTH - lw) // 2
+    box = Box(left - 4 * lh, 66, 5 * lh + lw + 6, 90)  # reaches into the upper line's rows, and left of the text
+    line = OcrLine("EXIT Give me five more minutes.", 0.9, box, text_cols=(box.x + 6, left + lw))
+    measured = with_fill(OcrResult((line,)), image).lines[0]
+    assert measured.ink is not None and abs(measured.ink[0] - left) <= 6, (measured.ink, left)
+    # The text was read a line height and more past those glyphs: a sign glued to the subtitle, read alone.
+    assert measured.glued_cols is not None and abs(measured.glued_cols[0] - left) <= 6, measured.glued_cols
+    # A plate's grain leaves highlights of a few pixels closed off by darker grain: specks, not glyphs.
+    closed = np.zeros((160, 100), bool)
+    closed[40:100, 50:56] = True  # a stroke on the rows of a line 100 px high
+    closed[70, 10] = closed[70:73, 20:23] = True  # specks
+    own = _own_glyphs(closed, 20, 100)
+    assert own[40:100, 50:56].all() and not own[:, :30].any()

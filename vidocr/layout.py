@@ -112,6 +112,9 @@ ROWS_REACH = 1.0
 #: glyphs (its ink, see with_fill) begin and end within ROWS_INK line heights of each other.
 ROWS_HEIGHT = (0.75, 1.33)
 ROWS_INK = 0.5
+#: Closed light regions smaller than this many line heights across, squared, are specks, not glyph fill: the grain of a
+#: light plate (a sign beside a subtitle) has one-pixel highlights closed off by darker grain (see _own_glyphs).
+SPECK = 0.05
 #: Lines of one left- or right-aligned block are at most this many line heights apart (rendered line spacing
 #: leaves 0-0.5).
 BLOCK_GAP = 0.8
@@ -735,11 +738,29 @@ def _fill(grey: np.ndarray, box: Box) -> Measured | None:
     share, closed = found[best]
     run = glued_run(cuts[best][0].sum(axis=0), closed.sum(axis=0), box.h) if share > PRINT_FILL_MAX else None
     glued = (x0 + run[0], x0 + run[1]) if run is not None else None
-    cols = np.flatnonzero(closed.any(axis=0))
+    cols = np.flatnonzero(_own_glyphs(closed, box.y - y0, box.h).any(axis=0))
     if cols.size < 2:
         return share, None, glued
     first, last = _reach(cols, int(np.percentile(cols, 1)), int(np.percentile(cols, 99)), max(2, box.h // 3))
     return share, (x0 + first, x0 + last + 1), glued
+
+
+def _own_glyphs(closed: np.ndarray, top: int, height: int) -> np.ndarray:
+    """The line's own closed glyph pixels of ``closed`` (measured with a margin above and below the line's box, whose
+    rows are ``top`` to ``top + height``): the regions centred on the box's rows and larger than a speck (SPECK line
+    heights across, squared). Not the line's: the glyphs of a subtitle line above or below, in the margin (a detector
+    box taller than its text, joined to a sign's plate, reaches into the next line); the one-pixel highlights closed
+    off in the grain of a light plate beside it."""
+    count, labels, stats, centroids = cv2.connectedComponentsWithStats(closed.view(np.uint8), connectivity=8)
+    if count <= 1:
+        return closed
+    kept = (
+        (centroids[:, 1] >= top) & (centroids[:, 1] < top + height)
+        & (stats[:, cv2.CC_STAT_AREA] >= max(4.0, (SPECK * height) ** 2))
+    )
+    kept[0] = False
+    own: np.ndarray = kept[labels]
+    return own
 
 
 def _reach(cols: np.ndarray, first: int, last: int, gap: int) -> tuple[int, int]:

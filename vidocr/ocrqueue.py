@@ -303,7 +303,7 @@ class OcrWorker:
             first, end = line.glued_cols
             return Box(first, line.box.y, end - first, line.box.h)
 
-        found, asked = self._lines_alone(reads, crops, run_box)
+        found, asked = self._lines_alone(reads, crops, run_box, cut_off=True)
         self.run_reads += asked
         return _replaced(reads, {(i, j): replace(reads[i].lines[j], alone=alone) for (i, j), alone in found.items()})
 
@@ -313,18 +313,21 @@ class OcrWorker:
         crops: list[np.ndarray],
         box_of: Callable[[OcrLine, int], Box | None],
         only: list[bool] | None = None,
+        cut_off: bool = False,
     ) -> tuple[dict[tuple[int, int], OcrLine], int]:
         """Each line of ``reads`` that ``box_of`` (given the line and its crop's width) gives a box read again
         alone, inside that box of its crop (with a margin), in the reads ``only`` marks (default: all): the reads
-        that found one line, moved into the crop's pixels, by (read, line) index; and how many were read."""
+        that found one line (with ``cut_off``: one the crop does not cut, see _one_line), moved into the crop's
+        pixels, by (read, line) index; and how many were read."""
         where = [(i, j, box) for i, result in enumerate(reads) if only is None or only[i]
                  for j, ln in enumerate(result.lines) if (box := box_of(ln, crops[i].shape[1])) is not None]
         if not where:
             return {}, 0
         cut = [_line_crop(crops[i], box) for i, _, box in where]
         again = self.engine.recognize([c for c, _, _ in cut], self.task)
-        found = {(i, j): alone.lines[0].moved(x0, y0)
-                 for (i, j, _), (_, x0, y0), alone in zip(where, cut, again, strict=True) if len(alone.lines) == 1}
+        found = {(i, j): line.moved(x0, y0)
+                 for (i, j, _), (image, x0, y0), alone in zip(where, cut, again, strict=True)
+                 if (line := _one_line(alone, image.shape[0] if cut_off else None)) is not None}
         return found, len(where)
 
     def _collect(self, done: dict[int, OcrResult], items: list[_Item], results: list[OcrResult]) -> None:
@@ -430,6 +433,16 @@ def _replaced(reads: list[OcrResult], lines: dict[tuple[int, int], OcrLine]) -> 
     """``reads`` with the lines given by (read, line) index replaced."""
     return [replace(read, lines=tuple(lines.get((i, j), ln) for j, ln in enumerate(read.lines)))
             if any(key[0] == i for key in lines) else read for i, read in enumerate(reads)]
+
+
+def _one_line(result: OcrResult, height: int | None) -> OcrLine | None:
+    """The one line of a line's crop read alone: its only line, or of several, given the crop's ``height``, the only
+    one the crop's top or bottom does not cut (a detector box taller than its text, joined to a sign's plate, takes
+    in the lower part of the subtitle line above); else None."""
+    lines = result.lines
+    if len(lines) > 1 and height is not None:
+        lines = tuple(ln for ln in lines if ln.box is None or (ln.box.y > 0 and ln.box.y + ln.box.h < height))
+    return lines[0] if len(lines) == 1 else None
 
 
 def _line_crop(crop: np.ndarray, box: Box) -> tuple[np.ndarray, int, int]:
