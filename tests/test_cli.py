@@ -126,7 +126,11 @@ def test_no_subtitles_found_names_the_region(tmp_path: Path, capsys) -> None:  #
     code, out, err = run_cli(["extract", str(video), "--json"], capsys)
     assert code == 0
     assert "no subtitles found in region x,y,w,h=" in err and "no file written" in err
-    assert json.loads(out)["counts"]["empty"] == 1
+    doc = json.loads(out)
+    assert doc["counts"]["empty"] == 1
+    # The run's stats are an object a program can read, as in the JSON output file (not a Python repr).
+    stats = doc["files"][0]["stats"]
+    assert isinstance(stats, dict) and stats["frames"] > 0 and len(stats["band"]) == 4
     assert not (tmp_path / "nosubs.srt").exists()
 
 

@@ -320,7 +320,8 @@ def _summarise(results: list[FileResult], seconds: float, args: argparse.Namespa
     cues = sum(r.cues for r in results)
     if args.json:
         doc = {
-            "files": [r.__dict__ for r in results],
+            # A run's stats as the JSON output's stats object, not their Python repr.
+            "files": [{**r.__dict__, "stats": r.stats.as_dict() if r.stats is not None else None} for r in results],
             "counts": counts,
             "cues": cues,
             "seconds": round(seconds, 3),
