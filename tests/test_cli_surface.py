@@ -213,13 +213,15 @@ def test_every_command_that_extracts_takes_every_extract_option() -> None:
     assert {a.dest for a in with_outputs._actions} <= _dests(["watch"])
     assert {"verbose", "config"} <= _dests(["index", "build"]) & _dests(["watch"]) & _dests(["extract"])
     argv = ["--zones", "top,bottom", "--roi", "0,600,1280,120", "--start", "1:00", "--end", "90", "--sample-fps",
-            "10", "--keep-static", "--recheck", "3", "--no-scene-cuts", "--workers", "2", "--fuse", "0.5"]
+            "10", "--keep-static", "--recheck", "3", "--no-scene-cuts", "--workers", "2", "--fuse", "0.5",
+            "--no-polish"]
     parsed = [extract_options_from_args(build_parser().parse_args(cmd)) for cmd in (
         ["extract", "v.mp4", *argv], ["index", "build", "lib", *argv], ["watch", "dir", *argv])]
     assert parsed[0] == parsed[1] == parsed[2]
     assert parsed[0].start == 60 and parsed[0].end == 90 and parsed[0].detect.sample_fps == 10
     assert parsed[0].keep_static and parsed[0].zones == "top,bottom" and parsed[0].engine_options.workers == 2
-    assert parsed[0].fuse_s == 0.5
+    assert parsed[0].fuse_s == 0.5 and not parsed[0].polish
+    assert extract_options_from_args(build_parser().parse_args(["extract", "v.mp4"])).polish
 
 
 def test_the_cli_is_a_front_end_that_the_library_never_imports() -> None:

@@ -265,6 +265,9 @@ class RunStats:
     #: Lines the detector may have boxed in part read again whole, and how many of those were kept.
     ocr_whole_reads: int | None = None
     ocr_whole_kept: int | None = None
+    #: Cues read again on the mean of their band over their frames, and how many took that read's text.
+    ocr_polish_reads: int | None = None
+    ocr_polish_kept: int | None = None
     duration_decoded_s: float | None = None
     ocr_batches: int | None = None
     ocr_rereads: int | None = None
@@ -299,7 +302,7 @@ _COUNTS = (
     "ocr_confirmed", "cues", "scene_cuts", "static_texts", "static_lines_dropped", "picture_lines_dropped",
     "page_frames", "duration_decoded_s", "ocr_batches", "ocr_rereads", "ocr_glyph_reads", "ocr_run_reads",
     "ocr_fused_reads", "ocr_fused_kept", "ocr_whole_reads",
-    "ocr_whole_kept", "max_batch", "seconds",
+    "ocr_whole_kept", "ocr_polish_reads", "ocr_polish_kept", "max_batch", "seconds",
 )
 
 

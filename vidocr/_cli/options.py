@@ -97,6 +97,9 @@ def add_extract_options(p: argparse.ArgumentParser, *, outputs: bool = True) -> 
     g.add_argument("--fuse", type=float, metavar="SECONDS",
                    help="read an unsure read again on the mean of its crop over this many seconds of frames, "
                         "0-5 (0.3; 0: never; the CPU engine only)")
+    g.add_argument("--no-polish", action="store_true",
+                   help="do not read a cue whose reads were unsure again on the mean of its frames (the CPU engine "
+                        "reads it by default)")
     g.add_argument("--workers", type=int,
                    help="OCR threads (rapidocr) or concurrent server requests (default: CPU cores)")
     g.add_argument("--batch-size", type=int, help="band crops per OCR call (default: the engine's)")
@@ -267,6 +270,7 @@ def extract_options_from_args(args: argparse.Namespace) -> Any:
         lang=lang,
         script=str(getattr(args, "script", None) or "auto"),
         fuse_s=fuse_s,
+        polish=not getattr(args, "no_polish", False),
     )
 
 
