@@ -58,7 +58,7 @@ from vidocr.textmask import (
     fine_dark,
     shows_page,
 )
-from vidocr.textnorm import normalize_text, text_similarity
+from vidocr.textnorm import comparable, normalize_text, text_similarity
 from vidocr.types import Box, Cue, OcrLine, OcrResult, Task, Timestamp, VideoInfo, ZoneStats
 from vidocr.video import DecodedFrame, VideoSource
 
@@ -415,6 +415,7 @@ class _Polisher:
         self.held: deque[tuple[Cue, int | None]] = deque()
         self.reads = 0  # cues read again
         self.kept = 0  # of those, given the read's text
+        self.joined = 0  # cues joined to the one before them once read again
 
     def begin(self, segment: Segment) -> None:
         """Start summing the band for ``segment``, which asked for its first read (it shows text lines)."""
@@ -481,16 +482,44 @@ class _Polisher:
         self.reads += 1
         self.held.append((cue, reads.polish(zone, crop, mean)))
 
-    def released(self, zone: _Zone, reads: _Reads) -> Iterator[Cue]:
-        """The held cues, oldest first, up to the first whose read is not back."""
-        while self.held and (self.held[0][1] is None or self.held[0][1] in reads.results):
-            cue, read_id = self.held.popleft()
-            if read_id is not None:
-                result = reads.results.pop(read_id)
-                if read_id in reads.unsure:
-                    result = zone.layout.judged(reads.unsure.pop(read_id), result)
-                cue = self._better(cue, result)
-            yield cue
+    def released(self, zone: _Zone, reads: _Reads, last: bool = False) -> Iterator[Cue]:
+        """The held cues, oldest first, up to the first whose read is not back; each once the cue after it is known
+        (or ``last``: the merger gave out its last cue). Two cues that meet and read the same once read again are
+        one subtitle, as the merger joins them (a misread the merger could not tell from a change: "Don't open
+        that docr!" after "Don't open that door!" over a cut, 360p)."""
+        held = self.held
+        while held and self._ready(0, zone, reads):
+            if len(held) < 2:
+                if not last:
+                    return
+                yield held.popleft()[0]
+                continue
+            if not self._ready(1, zone, reads):
+                return
+            (cue, _), (after, _) = held[0], held[1]
+            if cue.end_ms == after.start_ms and comparable(cue.text) == comparable(after.text) and (
+                cue.translation == after.translation
+            ):
+                held.popleft()
+                surer = cue if cue.confidence >= after.confidence else after
+                joined = replace(surer, start_ms=cue.start_ms, end_ms=after.end_ms, reads=cue.reads + after.reads)
+                held[0] = (joined, None)
+                self.joined += 1
+                continue
+            yield held.popleft()[0]
+
+    def _ready(self, k: int, zone: _Zone, reads: _Reads) -> bool:
+        """Whether the ``k``-th held cue is final: not read again, or its read is back (then taken in)."""
+        cue, read_id = self.held[k]
+        if read_id is None:
+            return True
+        if read_id not in reads.results:
+            return False
+        result = reads.results.pop(read_id)
+        if read_id in reads.unsure:
+            result = zone.layout.judged(reads.unsure.pop(read_id), result)
+        self.held[k] = (self._better(cue, result), None)
+        return True
 
     def _better(self, cue: Cue, result: OcrResult) -> Cue:
         """``cue`` with the text of ``result`` (the read of its band's mean) where that read is sure (POLISH_BELOW),
@@ -615,14 +644,15 @@ class _Zone:
             yield from self.named(cues, reads)
         yield from self.named([], reads)
 
-    def named(self, cues: list[Cue], reads: _Reads) -> Iterator[Cue]:
-        """``cues`` given out as the zone's (after their reads of the band's mean, see _Polisher), in order."""
+    def named(self, cues: list[Cue], reads: _Reads, last: bool = False) -> Iterator[Cue]:
+        """``cues`` given out as the zone's (after their reads of the band's mean, see _Polisher), in order;
+        ``last``: the merger has given out its last cue."""
         if self.polisher is None:
             out: Iterable[Cue] = cues
         else:
             for cue in cues:
                 self.polisher.hold(cue, self, reads)
-            out = self.polisher.released(self, reads)
+            out = self.polisher.released(self, reads, last)
         for cue in out:
             self.cues += 1
             yield replace(cue, zone=self.name, text=self.script.fix(cue.text))
@@ -766,12 +796,12 @@ def _stream(
         t0 = time.perf_counter()
         cues = zone.merger.flush()
         clock.merge += time.perf_counter() - t0
-        yield from zone.named(cues, reads)
+        yield from zone.named(cues, reads, last=True)
     while any(zone.holding for zone in zones):
         worker.flush()
         reads.collect(0.5)
         for zone in zones:
-            yield from zone.named([], reads)
+            yield from zone.named([], reads, last=True)
     report(end.seconds, "done")
     stats = info.stats
     stats.times.decode, stats.times.detect = round(clock.decode, 3), round(clock.detect, 3)
