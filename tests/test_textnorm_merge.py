@@ -441,3 +441,25 @@ def test_a_first_read_of_a_glyph_of_the_line_read_as_another_character_gives_way
                   Read(840, 800, OcrResult((OcrLine("卜", 0.97, glyph),))),
                   Read(840, 800, OcrResult((OcrLine("他说不是", 0.85, Box(300, 104, 120, 34)),)))):
         assert run(SegmentRecord(800, 2100, [other, later]))[0][:2] == (800, 1240), other
+
+
+def test_a_brief_segment_that_read_a_small_part_of_the_next_line_as_another_is_no_cue() -> None:
+    """360p (libass corpus, third seeds check ``42_lowres``): in the 3-frame gap before "You always say that", a
+    blob inside that line's place was boxed alone, its own segment, and read "yc" (0.75): a phantom cue. A brief
+    segment read once, unsure, whose one line lies inside the next segment's surer line as a small part of it, not
+    its characters in order, is no subtitle; the line starts where its own segment does."""
+    line = Box(224, 305, 176, 40)
+    lone = Read(6800, 6770, OcrResult((OcrLine("yc", 0.75, Box(317, 319, 19, 26)),)))
+    later = Read(6950, 6900, OcrResult((OcrLine("You always say that", 0.93, line),)))
+    alone = [(6900, 8100, "You always say that")]
+    assert run(SegmentRecord(6770, 6900, [lone]), SegmentRecord(6900, 8100, [later], 0.15)) == alone
+    # Not a segment a subtitle could be shown for (settle_ms, 0.25 s and more), nor a sure read (a one-glyph
+    # subtitle "嗯" before the next), nor one lying outside the later line (a sign), nor text the line grows from.
+    for first, lone_read in (
+        (6500, lone),
+        (6770, Read(6800, 6770, OcrResult((OcrLine("yc", 0.97, Box(317, 319, 19, 26)),)))),
+        (6770, Read(6800, 6770, OcrResult((OcrLine("yc", 0.75, Box(520, 319, 19, 26)),)))),
+        (6770, Read(6800, 6770, OcrResult((OcrLine("You", 0.75, Box(224, 319, 30, 26)),)))),
+    ):
+        cues = run(SegmentRecord(first, 6900, [lone_read]), SegmentRecord(6900, 8100, [later], 0.15))
+        assert len(cues) == 2, (first, lone_read)

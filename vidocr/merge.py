@@ -318,6 +318,19 @@ class CueMerger:
             current.end_ms = piece.end_ms
             current.results = list(piece.results)
             return []
+        if (
+            current is not None
+            and current.end_ms == piece.start_ms
+            and len(current.results) == 1
+            and current.end_ms - current.start_ms < self.options.settle_ms
+            and _part_misread(current.results[0], piece.results[0], self.options.unsure)
+        ):
+            # A segment too brief to be a subtitle of its own, read once, unsure, as something else than a small
+            # part of the surer line right after it, inside that line: no subtitle. 360p, third seeds check
+            # 42_lowres: a blob inside the next line's place in the 3-frame gap before it, read "yc" (0.75). Whether
+            # such a blob is the next line's first glyph or a remnant in the gap, the next line starts where its
+            # own segment does (its start unchanged), and the blob is no cue.
+            self._open = current = None
         if current is not None and current.end_ms == piece.start_ms and self._joinable(current, piece, mask_sim):
             current.end_ms = piece.end_ms
             current.results.extend(piece.results)
@@ -413,13 +426,13 @@ def _picture_glyph(text: str) -> bool:
 PART_SHARE = 0.34
 
 
-def _part_misread(lone: OcrResult, later: OcrResult) -> bool:
+def _part_misread(lone: OcrResult, later: OcrResult, unsure: float = 1.0) -> bool:
     """``lone`` (a segment's first read, the band unchanged since) read part of the line ``later`` reads, as
     something else: one line lying inside ``later``'s line, less sure, of at most PART_SHARE of its characters, and
     not its characters in order (text that grows in place, "你听我说" -> "你听我说完", keeps both states). At 360p the
     mask may hold a glyph or two of a new line before the rest: that glyph's read ("卜" before
     "我们得在下雨之前出发", its "下") had made a cue of its own."""
-    if len(lone.lines) != 1 or lone.confidence >= later.confidence:
+    if len(lone.lines) != 1 or lone.confidence >= min(later.confidence, unsure):
         return False
     part, whole = comparable(lone.text), comparable(later.text)
     if not part or len(part) > PART_SHARE * len(whole) or in_order(part, whole):
