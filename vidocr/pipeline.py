@@ -373,6 +373,8 @@ POLISH_MIN_FRAMES = 8
 POLISH_FPS = 10
 #: A cue whose confidence is below this is read again on its band's mean.
 POLISH_BELOW = FUSE_BELOW
+#: How alike the read of a cue's band mean and the cue's own text must be for the read to give the cue its text.
+POLISH_SIMILARITY = 0.5
 #: Sampled frames per sum (_BandSum): a cue takes the sums inside it.
 POLISH_CHUNK = 4
 #: Sums kept for cues the merger has not given out yet (bounds memory).
@@ -385,8 +387,7 @@ class _BandSum:
     where its reads changed). The latest few frames are held apart until the segment's end is told: frames of the
     next state must not count."""
 
-    def __init__(self, segment: Segment, start_ms: int) -> None:
-        self.segment = segment
+    def __init__(self, start_ms: int) -> None:
         self.start_ms = start_ms
         self.end_ms: int | None = None
         self.total: np.ndarray | None = None
@@ -415,7 +416,6 @@ class _Polisher:
         self.held: deque[tuple[Cue, int | None]] = deque()
         self.reads = 0  # cues read again
         self.kept = 0  # of those, given the read's text
-        self.joined = 0  # cues joined to the one before them once read again
 
     def begin(self, segment: Segment) -> None:
         """Start summing the band for ``segment``, which asked for its first read (it shows text lines)."""
@@ -440,7 +440,7 @@ class _Polisher:
             if chunk is not None:
                 chunk.end_ms = ts.ms
             assert self.segment is not None
-            self.chunk = chunk = _BandSum(self.segment, self.segment.start.ms if chunk is None else ts.ms)
+            self.chunk = chunk = _BandSum(self.segment.start.ms if chunk is None else ts.ms)
             self.sums.append(chunk)
             while len(self.sums) > POLISH_KEEP:
                 self.sums.popleft()
@@ -474,7 +474,7 @@ class _Polisher:
         for part in parts[1:]:
             total = total + cast(np.ndarray, part.total)
         band = zone.box
-        line_h = cue.box.h / (cue.text.count("\n") + 1)
+        line_h = cue.box.h / len(cue.lines)
         y0 = max(0, int(cue.box.y - band.y - line_h))
         y1 = min(band.h, int(cue.box.y + cue.box.h - band.y + line_h) + 1)
         crop = Box(0, y0, band.w, y1 - y0) if y1 - y0 >= 16 else Box(0, 0, band.w, band.h)
@@ -504,7 +504,6 @@ class _Polisher:
                 surer = cue if cue.confidence >= after.confidence else after
                 joined = replace(surer, start_ms=cue.start_ms, end_ms=after.end_ms, reads=cue.reads + after.reads)
                 held[0] = (joined, None)
-                self.joined += 1
                 continue
             yield held.popleft()[0]
 
@@ -529,16 +528,12 @@ class _Polisher:
         if (
             result.confidence >= POLISH_BELOW
             and result.confidence > cue.confidence
-            and len(result.lines) == cue.text.count("\n") + 1
+            and len(result.lines) == len(cue.lines)
             and text_similarity(result.text, cue.text) >= POLISH_SIMILARITY
         ):
             self.kept += 1
             return replace(cue, text=normalize_text(result.text), confidence=result.confidence)
         return cue
-
-
-#: How alike the read of a cue's band mean and the cue's own text must be for the read to give the cue its text.
-POLISH_SIMILARITY = 0.5
 
 
 class _Zone:
