@@ -711,3 +711,78 @@ def test_a_subtitle_that_fades_in_and_out_starts_and_ends_with_its_faint_frames(
     # A subtitle that comes and goes at once keeps its frames.
     sharp = [at(0)] * 8 + [at(1)] * 22 + [at(0)] * 8
     assert _spans(sharp) == _spans(sharp, images=False) == [(8, 30)]
+
+
+def _two_lines(upper: str, lower: str) -> np.ndarray:
+    """The edge mask of a band 200 rows tall with two centred lines, white with a thin dark outline."""
+    img = Image.new("L", (WIDTH, 200), 70)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT_PATH), FONT)
+    for text, top in ((upper, 40), (lower, 110)):
+        w = draw.textlength(text, font=font)
+        draw.text(((WIDTH - w) / 2, top), text, font=font, fill=240, stroke_width=2, stroke_fill=0)
+    return edge_mask(np.asarray(img), analysis_scale(WIDTH))
+
+
+def test_a_line_in_pieces_none_of_them_centred_is_watched_on_its_row() -> None:
+    # The libass dev set of third seeds (45_two-line): over a hue gradient, with a sign's plate under the lower line,
+    # the band's lines came in pieces: the upper line in three, its middle glued to the lower line's end and the
+    # sign in one block two lines tall, the lower line's start alone. None was centred, so no column profile watched
+    # the lower line, and the block's glyph cores (the sign's, the upper line's) stayed alike: when the lower line
+    # changed, nothing asked for a read for 11 frames (until a cut). Its row, across every piece on it, is centred.
+    from vidocr.detect import _read_side, _redrawn, _text_rows
+
+    before = _two_lines("Thank you for coming all this way.", "I found the letter in his coat.")
+    after = _two_lines("Thank you for coming all this way.", "Nobody knows where he went.")
+    _, whole = text_lines(before)
+    (up, low) = sorted(whole, key=lambda ln: ln.y0)
+    # As on the corpus, scaled: the upper line's start, its middle glued to the lower line's end and a sign's plate
+    # past it, its end (overlapping the block), the lower line's start.
+    cut = (up.x0 + up.x1) // 2 - 20
+    pieces = [TextLine(up.x0, up.y0, cut - 2, up.y1, 5), TextLine(cut, up.y0, low.x1 + 10, low.y1, 10),
+              TextLine(cut + 90, up.y0, up.x1, up.y1, 5), TextLine(low.x0, low.y0, cut - 2, low.y1, 4)]
+    width = before.shape[1]
+    assert not any(abs((p.x0 + p.x1) / 2 - width / 2) <= 0.03 * width + 0.5 * p.height for p in pieces)
+    height = FONT * analysis_scale(WIDTH)
+    rows = _text_rows(pieces, height)
+    assert [(y0, y1) for y0, _, y1, _ in rows] == [(up.y0, up.y1), (low.y0, low.y1)], rows
+    assert all(abs((x0 + x1) / 2 - width / 2) <= 0.03 * width for _, x0, _, x1 in rows), rows
+
+    def redrawn(frames: list[np.ndarray]) -> list[bool]:
+        side = _read_side(before, pieces, height)
+        side.core_boxes = []  # the column profiles alone (the corpus's cores stayed alike)
+        return [_redrawn(side, mask) for mask in frames]
+
+    assert redrawn([before] * 4) == [False] * 4
+    assert redrawn([before, after, after, after]) == [False, False, True, True]
+
+
+def test_a_read_asked_for_another_reason_as_the_glyphs_come_back_after_a_gap_is_split_at_the_gap() -> None:
+    # The libass check set of fourth seeds (55_ts-signs): a pale CJK line over a panning picture of water drops, whose
+    # detail fills most of the band's mask. The line left for 3 frames (224-226), but the frames between flickered
+    # (no lines, a sign's line, no lines) and no blank state held; at 227 the next line came in the old one's place,
+    # the masks alike (0.68). The mask had drifted under the moving picture just before the gap, so the drift read
+    # came at 227, in the same sample that saw the glyphs come back: it was split where the drift began (220), not
+    # at the gap, and the first cue ended 4 frames early, the next started 7 frames early. A read made for any other
+    # reason when the glyphs came back is the read of their return: split where they came back, after the gap.
+    from vidocr.detect import _ReadTrack
+
+    scale = analysis_scale(WIDTH)
+    line = edge_mask(band("这可不是你姐姐说的", ellipse=False), scale)
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    for i in range(26):
+        list(det.push(Timestamp(i, TB), line))
+    assert det._track.last_read_s == pytest.approx(10 / 25)  # the NEW read, 0.4 s after the line came
+
+    def read_at_27(track: _ReadTrack) -> list[tuple[ReadReason, int, int | None]]:
+        det._track = track
+        return [(e.reason, e.split_at.pts, e.left_at.pts if e.left_at is not None else None)
+                for e in det._maybe_recheck(Timestamp(27, TB), 0.68) if isinstance(e, ReadRequest)]
+
+    # One sample under the drift threshold before the gap; the glyphs left at 24 and came back at 27.
+    gap = _ReadTrack(last_read_s=10 / 25, edges=det._edges, low_run=1, back_ts=Timestamp(27, TB),
+                     back_left=Timestamp(24, TB))
+    assert read_at_27(gap) == [(ReadReason.BACK, 27, 24)]
+    # Without the gap, the same drift is a drift read.
+    assert [r[0] for r in read_at_27(_ReadTrack(last_read_s=10 / 25, edges=det._edges, low_run=1))] == [
+        ReadReason.DRIFT]

@@ -760,6 +760,12 @@ class BandChangeDetector:
             yield from self._read(ts, track.grow_ts, ReadReason.GROW)
         elif track.back_run >= opts.confirm and track.back_ts is not None:
             yield from self._read(ts, track.back_ts, ReadReason.BACK, track.back_left)
+        elif track.back_ts is not None and (
+            redrawn or track.drifted or (track.cut_ts is not None and track.worst_sim < opts.cut_threshold)
+        ):
+            # Read for another reason before the glyphs' return was confirmed: if the text changed, it changed in
+            # the frames without glyphs (a blank gap the moving picture kept from holding as a state of its own).
+            yield from self._read(ts, track.back_ts, ReadReason.BACK, track.back_left)
         elif redrawn:
             assert track.cores_ts is not None
             yield from self._read(ts, track.cores_ts, ReadReason.DRIFT)
@@ -813,7 +819,7 @@ class BandChangeDetector:
         self._track = _ReadTrack(last_read_s=ts.seconds, edges=self._edges, first=reason is ReadReason.FIRST)
         grown = grew(self._read_lines, self._lines) or added(self._read_lines, self._lines)
         self._read_lines, self._read_mask = self._lines, self._mask
-        self._read_side = _read_side(self._mask, self._lines) if self._mask is not None else None
+        self._read_side = _read_side(self._mask, self._lines, self._line_height) if self._mask is not None else None
         yield ReadRequest(seg, ts, split_at, reason, self._lines, grown, left_at)
 
     def _back_at(self, left: Timestamp, ts: Timestamp, mask: np.ndarray) -> Timestamp:
@@ -974,13 +980,16 @@ class _ReadSide:
     stepped: list[int]
 
 
-def _read_side(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadSide:
+def _read_side(mask: np.ndarray, lines: Sequence[TextLine], line_height: float | None = None) -> _ReadSide:
     cores = cv2.erode(mask, _KERNEL3)
     boxes = [(slice(ln.y0, ln.y1), slice(ln.x0, ln.x1)) for ln in lines]
     profiled = [
-        box
-        for ln, box in zip(lines, boxes, strict=True)
-        if _centred(ln.x0, ln.x1, ln.height, mask.shape[1]) and np.count_nonzero(mask[box]) >= PROFILE_MIN_PIXELS
+        (slice(y0, y1), slice(x0, x1))
+        for y0, x0, y1, x1 in dict.fromkeys(
+            [(ln.y0, ln.x0, ln.y1, ln.x1) for ln in lines] + _text_rows(lines, line_height)
+        )
+        if _centred(x0, x1, y1 - y0, mask.shape[1])
+        and np.count_nonzero(mask[y0:y1, x0:x1]) >= PROFILE_MIN_PIXELS
     ]
     profiles = [_profile(mask[box]) for box in profiled]
     return _ReadSide(
@@ -991,6 +1000,28 @@ def _read_side(mask: np.ndarray, lines: Sequence[TextLine]) -> _ReadSide:
         list(profiles),
         [0] * len(profiled),
     )
+
+
+def _text_rows(lines: Sequence[TextLine], line_height: float | None) -> list[tuple[int, int, int, int]]:
+    """Boxes (y0, x0, y1, x1) of the rows of text among ``lines``: a row is the rows of the lines about one line
+    height tall on them (``line_height``, else the median line's), across every line that covers half of it. Picture
+    detail over a busy gradient or a sign under a subtitle line can break the line into pieces, none of them centred,
+    or glue it with the line above into one block: the row is still where the subtitle's glyphs are."""
+    if not lines:
+        return []
+    tall = 1.5 * (line_height or float(np.median([ln.height for ln in lines])))
+    rows: list[list[int]] = []
+    for ln in sorted((ln for ln in lines if ln.height <= tall), key=lambda ln: ln.y0):
+        y0, y1 = rows[-1] if rows else (0, 0)
+        if rows and min(ln.y1, y1) - max(ln.y0, y0) >= 0.5 * min(ln.height, y1 - y0):
+            rows[-1] = [min(y0, ln.y0), max(y1, ln.y1)]
+        else:
+            rows.append([ln.y0, ln.y1])
+    boxes = []
+    for y0, y1 in rows:
+        on = [ln for ln in lines if min(ln.y1, y1) - max(ln.y0, y0) >= 0.5 * min(ln.height, y1 - y0)]
+        boxes.append((y0, min(ln.x0 for ln in on), y1, max(ln.x1 for ln in on)))
+    return boxes
 
 
 def _redrawn(read: _ReadSide, new: np.ndarray | None) -> bool:
