@@ -790,3 +790,59 @@ def test_a_lines_glyphs_are_its_own_not_the_line_above_nor_specks_beside_it() ->
     closed[70, 10] = closed[70:73, 20:23] = True  # specks
     own = _own_glyphs(closed, 20, 100)
     assert own[40:100, 50:56].all() and not own[:, :30].any()
+
+
+def test_a_subtitle_glued_to_a_cjk_sign_is_cut_where_the_recogniser_placed_its_characters() -> None:
+    # The libass check set of third seeds (45_two-line): after a cut, "Give me five more minutes." over a painting
+    # with a café sign "咖啡馆" and a "SALE 50%" plate beside it, read as one line of two detector boxes,
+    # "咖啡馆 SAL Give me five more minutes.". The text was read centred just before, but counted as characters of
+    # one width, its share of the line began 120 px left of where it is drawn (the sign's three CJK glyphs are as
+    # wide as ten Latin letters): off-centre, the line was dropped for 14 frames and the cue ended there. Where the
+    # recogniser aligned each character (char_cols) tells where the subtitle's words are; they keep the rows of the
+    # box they were read in, not the taller sign's.
+    from vidocr.engines.rapid import group_lines
+
+    said = "Give me five more minutes."
+    layout = SubtitleLayout(WIDTH)
+    for _ in range(CENTRED_EVIDENCE + 1):
+        assert layout.filter(OcrResult((_centred(said, 480, h=53, y=96),))).text == said
+    sub = "SAL " + said
+    at = (330.0, 352.0, 374.0, 392.0, *(float(c) for c in np.linspace(410, 876, len(said))))
+    pieces = [(70.0, 57.0, 238.0, 141.0, "咖啡馆", 0.99), (318.0, 96.0, 883.0, 149.0, sub, 0.99)]
+    (glued,) = group_lines(pieces, cols=[(85.0, 225.0), (325.0, 883.0)], chars=[(0.99,) * 3, (0.99,) * len(sub)],
+                           at=[(100.0, 150.0, 200.0), at])
+    assert glued.text == "咖啡馆 " + sub and glued.char_cols is not None and len(glued.char_cols) == len(glued.text)
+    (kept,) = layout.filter(OcrResult((glued,))).lines
+    assert kept.text == said
+    assert kept.box is not None and (kept.box.y, kept.box.h) == (96, 53) and 400 <= kept.box.x <= 410
+    # Counted as characters of one width, the same line is off-centre and dropped.
+    assert layout.filter(OcrResult((replace(glued, char_cols=None),))).text == ""
+    # Moved with its result, the characters' columns move too.
+    moved = OcrResult((glued,)).shifted(5, 7).lines[0]
+    assert moved.char_cols == tuple(c + 5 for c in glued.char_cols)
+
+
+def test_a_sign_just_above_a_subtitle_line_is_not_joined_into_its_words() -> None:
+    # The libass check set of new seeds (17_pale): a "NO PARKING" sign the camera panned just above "Where were you
+    # last night?": its box's middle was inside the line's rows, so the two boxes were joined left to right into
+    # "Where were you last night?NO PARKING", the sign's words inside the subtitle's columns. Boxes that share most
+    # of their columns lie one above the other: two lines.
+    from vidocr.engines.rapid import group_lines
+
+    pieces = [(353.0, 60.0, 927.0, 120.0, "Where were you last night?", 0.98),
+              (542.0, 37.0, 786.0, 91.0, "NO PARKING", 0.97)]
+    assert [ln.text for ln in group_lines(pieces)] == ["NO PARKING", "Where were you last night?"]
+    layout = SubtitleLayout(WIDTH)
+    for _ in range(CENTRED_EVIDENCE + 1):
+        layout.filter(OcrResult((_centred("(sighs)", 150, y=60),)))
+    assert layout.filter(OcrResult(tuple(group_lines(pieces)))).text == "Where were you last night?"
+    # Boxes side by side on a row (a badge before the subtitle, phrases of a CJK line) are still one line.
+    assert [ln.text for ln in group_lines([(100.0, 60.0, 300.0, 120.0, "东西", 0.9),
+                                          (380.0, 62.0, 700.0, 118.0, "要我帮你", 0.9)])] == ["东西 要我帮你"]
+    # ... and so are two boxes of one line that overlap where the detector cut a word (the corpus's dev 08: 0.18 of
+    # a line height apart), or a sign's plate low beside a subtitle's first word, on its rows (fourth seeds dev
+    # 53_pale: 0.29; the layout cuts the sign off as text read off-centre).
+    assert len(group_lines([(400.0, 89.0, 880.0, 135.0, "Can you hear me no", 0.9),
+                            (864.0, 94.0, 903.0, 132.0, "w?", 0.9)])) == 1
+    assert len(group_lines([(232.0, 44.0, 430.0, 72.0, "Why would an", 0.9),
+                            (214.0, 51.0, 272.0, 84.0, "COLLINS", 0.9)])) == 1

@@ -395,7 +395,7 @@ class SubtitleLayout:
                 start, end = len(text) - len(said), len(text)
             else:
                 continue
-            run = _chars_run(cols, len(text), start, end)
+            run = _chars_run(line, cols, start, end)
             if self.centred(box, run):
                 return _cut_to(line, start, end, run)
         return None
@@ -432,10 +432,10 @@ class SubtitleLayout:
                     continue
                 if centred and text[start:end] in self._said:
                     return _cut(line, start, end, box, ())
-                g0, g1 = cols[0] + glued[0] * step, cols[0] + glued[1] * step
+                g0, g1 = _chars_run(line, cols, *glued)
                 if g0 < s0 - step or g1 > s1 + step:
                     continue
-                run = _chars_run(cols, len(text), start, end)
+                run = _chars_run(line, cols, start, end)
                 if self.centred(box, run) and (not centred or abs(_centre(box, run) - self.axis) < off):
                     return _cut_to(line, start, end, run)
         return None
@@ -558,7 +558,7 @@ def _clipped(cols: tuple[int, int] | None, box: Box) -> tuple[int, int] | None:
 
 def _cut(line: OcrLine, start: int, end: int, box: Box, parts: tuple[OcrPart, ...] = ()) -> OcrLine:
     """``line`` cut to its characters ``start:end``, drawn in ``box`` (``parts``: the detector boxes it keeps)."""
-    probs = line.char_conf
+    probs, at = line.char_conf, line.char_cols
     return replace(
         line,
         text=line.text[start:end],
@@ -567,20 +567,30 @@ def _cut(line: OcrLine, start: int, end: int, box: Box, parts: tuple[OcrPart, ..
         text_cols=_clipped(line.text_cols, box),
         parts=parts,
         char_conf=probs[start:end] if probs is not None and len(probs) == len(line.text) else None,
+        char_cols=at[start:end] if at is not None and len(at) == len(line.text) else None,
     )
 
 
-def _chars_run(cols: tuple[int, int], length: int, start: int, end: int) -> tuple[int, int]:
-    """The columns characters ``start:end`` of a line's ``length`` take in its text columns ``cols``, estimated by
-    characters (all as wide)."""
-    step = (cols[1] - cols[0]) / length
-    return round(cols[0] + start * step), round(cols[0] + end * step)
+def _chars_run(line: OcrLine, cols: tuple[int, int], start: int, end: int) -> tuple[int, int]:
+    """The columns characters ``start:end`` of ``line`` take in its text columns ``cols``: from half-way between
+    the characters beside them where the recogniser aligned each (``char_cols``: a CJK sign's glyphs are twice as
+    wide as a Latin subtitle's letters), else estimated by characters (all as wide)."""
+    at, length = line.char_cols, len(line.text)
+    if at is None or len(at) != length or length < 2 or at[0] > at[-1]:
+        step = (cols[1] - cols[0]) / length
+        return round(cols[0] + start * step), round(cols[0] + end * step)
+    edges = [float(cols[0]), *((a + b) / 2 for a, b in zip(at, at[1:], strict=False)), float(cols[1])]
+    return round(edges[start]), round(edges[end])
 
 
 def _cut_to(line: OcrLine, start: int, end: int, run: tuple[int, int]) -> OcrLine:
-    """``line`` cut to its characters ``start:end``, drawn in the columns ``run`` on its rows."""
+    """``line`` cut to its characters ``start:end``, drawn in the columns ``run`` on the rows of the detector boxes
+    they were read in (``parts``, when the line was joined from several: a sign glued to the line stands higher or
+    lower than the subtitle), else on the line's rows."""
     box = _box(line)
-    return _cut(line, start, end, Box(run[0], box.y, run[1] - run[0], box.h))
+    rows = [p.box for p in line.parts if p.start < end and start < p.end] or [box]
+    y0, y1 = min(b.y for b in rows), max(b.y + b.h for b in rows)
+    return _cut(line, start, end, Box(run[0], y0, run[1] - run[0], y1 - y0))
 
 
 def _chars(parts: Sequence[OcrPart]) -> int:

@@ -84,6 +84,9 @@ class OcrLine:
     #: The recogniser's probability of each character of ``text``, when known (the merger votes per character
     #: between reads that disagree).
     char_conf: tuple[float, ...] | None = None
+    #: The column of each character of ``text`` (in the image, as ``box``), where the recogniser aligned it, when
+    #: known: where a run of its characters is drawn (a sign glued to a subtitle in one box, see vidocr.layout).
+    char_cols: tuple[float, ...] | None = None
     #: The columns (first, end) of a run of subtitle-like glyphs in a line whose other glyphs look like print (a
     #: subtitle glued to print in one box, see :func:`vidocr.layout.glued_run`), in ``box``'s coordinates ...
     glued_cols: tuple[int, int] | None = None
@@ -101,6 +104,7 @@ class OcrLine:
             text_cols=(self.text_cols[0] + dx, self.text_cols[1] + dx) if self.text_cols else None,
             parts=tuple(replace(p, box=_moved(p.box, dx, dy)) for p in self.parts),
             glued_cols=(self.glued_cols[0] + dx, self.glued_cols[1] + dx) if self.glued_cols else None,
+            char_cols=tuple(c + dx for c in self.char_cols) if self.char_cols else None,
             alone=self.alone.moved(dx, dy) if self.alone is not None else None,
         )
 

@@ -83,28 +83,30 @@ def build_ocr(options: EngineOptions | None = None) -> PpOcr:
 
 def read_band(ocr: PpOcr, image: np.ndarray) -> OcrResult:
     """Detect and recognise one BGR band crop and rebuild lines from its boxes (see spanned_pieces)."""
-    pieces, cols, chars = [], [], []
+    pieces, cols, chars, at = [], [], [], []
     for found in read_all_again(ocr, image):
         if not ocr.kept(found[:3]):
             continue
-        for piece, piece_cols, piece_chars in spanned_pieces(*found):
+        for piece, piece_cols, piece_chars, piece_at in spanned_pieces(*found):
             pieces.append(piece)
             cols.append(piece_cols)
             chars.append(piece_chars)
-    return OcrResult(lines=tuple(group_lines(pieces, cols=cols, chars=chars)))
+            at.append(piece_at)
+    return OcrResult(lines=tuple(group_lines(pieces, cols=cols, chars=chars, at=at)))
 
 
 #: A box for group_lines: x0, y0, x1, y1, text, score.
 BoxPiece = tuple[float, float, float, float, str, float]
-#: A :data:`BoxPiece` with the columns where its text is and its characters' probabilities, when known.
-SpannedBox = tuple[BoxPiece, tuple[float, float] | None, tuple[float, ...] | None]
+#: A :data:`BoxPiece` with the columns where its text is, its characters' probabilities and the column of each of
+#: its characters (in the image), when known.
+SpannedBox = tuple[BoxPiece, tuple[float, float] | None, tuple[float, ...] | None, tuple[float, ...] | None]
 
 
 def spanned_pieces(
     quad: np.ndarray, text: str, score: float, span: Span, probs: CharConf, at: CharCols
 ) -> list[SpannedBox]:
-    """A recognised box as boxes for group_lines, each with the columns where its text is and its characters'
-    probabilities (when known). A box whose text runs from CJK into other letters or back is cut there into
+    """A recognised box as boxes for group_lines, each with the columns where its text is, its characters'
+    probabilities and columns (when known). A box whose text runs from CJK into other letters or back is cut there into
     boxes of its own (see script_runs): they stay parts of one line, and the layout can keep the one that is a
     subtitle."""
     x0, y0 = (float(v) for v in quad.min(axis=0))
@@ -120,12 +122,14 @@ def spanned_pieces(
             cols = (x0 + w * at[i], x0 + w * at[j - 1])
             j += k < len(runs) - 1 and j < b  # a space between two runs stays, at the end of the first
             part = probs[i:j]
-            out.append(((left, y0, right, y1, text[i:j], float(np.mean(part))), cols, part))
+            out.append(((left, y0, right, y1, text[i:j], float(np.mean(part))), cols, part,
+                        tuple(x0 + w * a for a in at[i:j])))
         return out
     lead = len(text) - len(text.lstrip())
     whole = (x0 + span[0] * (x1 - x0), x0 + span[1] * (x1 - x0)) if span else None
     chars = probs[lead : lead + len(text.strip())] if len(probs) == len(text) else None
-    return [((x0, y0, x1, y1, text.strip(), score), whole, chars)]
+    where = tuple(x0 + (x1 - x0) * a for a in at[lead : lead + len(text.strip())]) if len(at) == len(text) else None
+    return [((x0, y0, x1, y1, text.strip(), score), whole, chars, where)]
 
 
 #: A run of a box's text in one script is cut off as a box of its own from this many letters (or digits) of
@@ -284,19 +288,22 @@ def group_lines(
     rtl: bool = False,
     cols: Sequence[tuple[float, float] | None] | None = None,
     chars: Sequence[tuple[float, ...] | None] | None = None,
+    at: Sequence[tuple[float, ...] | None] | None = None,
 ) -> list[OcrLine]:
     """Group detected boxes into visual lines (top to bottom) and join each line's boxes left to right
     (right to left for ``rtl`` scripts: the text stays in logical order). ``cols``: for each piece, the
     columns where the recogniser found its text (see PpOcr.recognize_spans), when known; ``chars``: the
-    probability of each character of its text, when known (a space joining two boxes counts as sure).
+    probability of each character of its text, when known (a space joining two boxes counts as sure); ``at``: the
+    column of each character of its text, when known (a space joining two boxes is between them).
 
     Boxes on one line are joined with a space when the gap between them is wider than a third of the
     line height (the recogniser drops such spaces; CJK subtitles use them between phrases too).
     """
     Piece = tuple[float, float, float, float, str, float]
-    Item = tuple[Piece, tuple[float, float] | None, tuple[float, ...] | None]
+    Item = tuple[Piece, tuple[float, float] | None, tuple[float, ...] | None, tuple[float, ...] | None]
+    nothing: list[None] = [None] * len(pieces)
     items: list[Item] = sorted(
-        zip(pieces, cols or [None] * len(pieces), chars or [None] * len(pieces), strict=True),
+        zip(pieces, cols or nothing, chars or nothing, at or nothing, strict=True),
         key=lambda i: i[0][1] + i[0][3],
     )
     rows: list[list[Item]] = []
@@ -304,9 +311,11 @@ def group_lines(
         p = item[0]
         cy, h = (p[1] + p[3]) / 2, p[3] - p[1]
         for grouped in rows:
-            ry0 = min(q[1] for q, _, _ in grouped)
-            ry1 = max(q[3] for q, _, _ in grouped)
-            if ry0 <= cy <= ry1 and 0.5 <= h / max(ry1 - ry0, 1.0) <= 2.0:
+            ry0 = min(q[1] for q, *_ in grouped)
+            ry1 = max(q[3] for q, *_ in grouped)
+            if ry0 <= cy <= ry1 and 0.5 <= h / max(ry1 - ry0, 1.0) <= 2.0 and not any(
+                _stacked(p, q) for q, *_ in grouped
+            ):
                 grouped.append(item)
                 break
         else:
@@ -314,32 +323,59 @@ def group_lines(
     lines = []
     for row_items in rows:
         row_items.sort(key=lambda i: i[0][0])
-        row = [q for q, _, _ in row_items]
-        probs = [c for _, _, c in row_items]
+        row = [q for q, *_ in row_items]
+        probs = [c for _, _, c, _ in row_items]
+        places = [a for *_, a in row_items]
         height = max(q[3] - q[1] for q in row)
         spaces = [" " if right[0] - left[2] > height / 3 else "" for left, right in zip(row, row[1:], strict=False)]
         order = list(range(len(row)))[::-1] if rtl else list(range(len(row)))  # the text's (logical) order
         text, spans = "", {}
         char_conf: list[float] | None = [] if all(c is not None for c in probs) else None
+        char_cols: list[float] | None = [] if all(a is not None for a in places) else None
         for k, i in enumerate(order):
             if k:
-                text += spaces[min(i, order[k - 1])]
+                space = spaces[min(i, order[k - 1])]
+                text += space
                 if char_conf is not None:
-                    char_conf.extend([1.0] * len(spaces[min(i, order[k - 1])]))
+                    char_conf.extend([1.0] * len(space))
+                if char_cols is not None:
+                    gap = row[min(i, order[k - 1])][2], row[max(i, order[k - 1])][0]
+                    char_cols.extend([(gap[0] + gap[1]) / 2] * len(space))
             spans[i] = (len(text), len(text) + len(row[i][4]))
             text += row[i][4]
             if char_conf is not None:
                 char_conf.extend(probs[i] or ())
+            if char_cols is not None:
+                char_cols.extend(places[i] or ())
         total = sum(len(q[4]) for q in row)
         conf = sum(q[5] * len(q[4]) for q in row) / max(total, 1)
         parts = tuple(OcrPart(*spans[i], _box_of(q)) for i, q in enumerate(row)) if len(row) > 1 else ()
         first, last = row_items[0][1], row_items[-1][1]
         text_cols = (int(first[0]), int(round(last[1]))) if first is not None and last is not None else None
         known = tuple(char_conf) if char_conf is not None and len(char_conf) == len(text) else None
+        placed = tuple(char_cols) if char_cols is not None and len(char_cols) == len(text) else None
         lines.append(
-            OcrLine(text=text, confidence=conf, box=_box_of(*row), parts=parts, text_cols=text_cols, char_conf=known)
+            OcrLine(text=text, confidence=conf, box=_box_of(*row), parts=parts, text_cols=text_cols, char_conf=known,
+                    char_cols=placed)
         )
     return lines
+
+
+#: Two boxes whose columns overlap by more than this share of the narrower one's, and whose middles are more than
+#: STACKED_OFFSET of the taller one's height apart, are one above the other, not side by side on a line (a sign just
+#: above a subtitle: 0.40-0.43; a sign's plate low beside a subtitle's first word, on its rows: 0.29; the recogniser's
+#: boxes of one line, overlapping where it cut a word: under 0.2).
+STACKED = 0.3
+STACKED_OFFSET = 0.35
+
+
+def _stacked(a: BoxPiece, b: BoxPiece) -> bool:
+    """Boxes ``a`` and ``b`` share columns, one above the other: a sign in the picture just above a subtitle line,
+    whose rows the line's reach; joined left to right, its words would land inside the subtitle's ("Where were you
+    last night?NO PARKING")."""
+    shared = min(a[2], b[2]) - max(a[0], b[0])
+    offset = abs((a[1] + a[3]) - (b[1] + b[3])) / 2
+    return shared > STACKED * min(a[2] - a[0], b[2] - b[0]) and offset > STACKED_OFFSET * max(a[3] - a[1], b[3] - b[1])
 
 
 def _box_of(*pieces: tuple[float, float, float, float, str, float]) -> Box:
@@ -478,6 +514,7 @@ class ScriptChooser:
         pieces: list[BoxPiece] = []
         cols: list[tuple[float, float] | None] = []
         chars: list[tuple[float, ...] | None] = []
+        at: list[tuple[float, ...] | None] = []
         for (box, vote, text, score, probe, conf, crop), ppocr in zip(lines, spanned, strict=True):
             if leader not in (None, "ppocr", "none"):
                 # Lines another recogniser won are read again with the video's (a wrong pack can be surer
@@ -488,15 +525,17 @@ class ScriptChooser:
                     pieces.append((*box, probe, conf))
                     cols.append(None)
                     chars.append(None)
+                    at.append(None)
             elif vote == "none" and leader == "none":
                 continue  # nothing reads it: no look-alike garbage
             elif text and score >= self._ocr.config.text_score:
-                for piece, piece_cols, piece_chars in ppocr:  # PP-OCR, as without --lang
+                for piece, piece_cols, piece_chars, piece_at in ppocr:  # PP-OCR, as without --lang
                     pieces.append(piece)
                     cols.append(piece_cols)
                     chars.append(piece_chars)
+                    at.append(piece_at)
         rtl = leader not in (None, "ppocr", "none") and self.reader(str(leader)).rtl
-        return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl, cols=cols, chars=chars)))
+        return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl, cols=cols, chars=chars, at=at)))
 
     def _leader(self) -> str | None:
         """The recogniser the video leans to before it is decided: the most voted one, "none" only alone."""
