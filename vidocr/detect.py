@@ -749,6 +749,7 @@ class BandChangeDetector:
         since = ts.seconds - track.last_read_s
         # A line redrawn in place is read at once, as a new subtitle is (the segment goes on: its mask stayed alike).
         redrawn = track.cores_run >= opts.confirm and track.cores_ts is not None
+        cut = track.cut_ts is not None and track.worst_sim < opts.cut_threshold
         if since < opts.min_read_gap_s and not redrawn:
             return
         if track.first:
@@ -758,19 +759,16 @@ class BandChangeDetector:
             yield from self._read(ts, self._segment.start, ReadReason.NEW)
         elif track.grow_run >= opts.confirm and track.grow_ts is not None:
             yield from self._read(ts, track.grow_ts, ReadReason.GROW)
-        elif track.back_run >= opts.confirm and track.back_ts is not None:
-            yield from self._read(ts, track.back_ts, ReadReason.BACK, track.back_left)
-        elif track.back_ts is not None and (
-            redrawn or track.drifted or (track.cut_ts is not None and track.worst_sim < opts.cut_threshold)
-        ):
-            # Read for another reason before the glyphs' return was confirmed: if the text changed, it changed in
-            # the frames without glyphs (a blank gap the moving picture kept from holding as a state of its own).
+        elif track.back_ts is not None and (track.back_run >= opts.confirm or redrawn or track.drifted or cut):
+            # The glyphs' return held, or a read is asked for another reason before it did: if the text changed, it
+            # changed in the frames without glyphs (a blank gap the moving picture kept from holding as a state).
             yield from self._read(ts, track.back_ts, ReadReason.BACK, track.back_left)
         elif redrawn:
             assert track.cores_ts is not None
             yield from self._read(ts, track.cores_ts, ReadReason.DRIFT)
-        elif track.cut_ts is not None and track.worst_sim < opts.cut_threshold:
+        elif cut:
             # A shot cut under a subtitle whose mask moved: re-read (an unmoved mask is the same text).
+            assert track.cut_ts is not None
             yield from self._read(ts, self._change_point(track.last_read_s) or track.cut_ts, ReadReason.CUT)
         elif track.drifted and track.worst_ts is not None:
             yield from self._read(ts, self._change_point(track.last_read_s) or track.worst_ts, ReadReason.DRIFT)
@@ -1013,13 +1011,13 @@ def _text_rows(lines: Sequence[TextLine], line_height: float | None) -> list[tup
     rows: list[list[int]] = []
     for ln in sorted((ln for ln in lines if ln.height <= tall), key=lambda ln: ln.y0):
         y0, y1 = rows[-1] if rows else (0, 0)
-        if rows and min(ln.y1, y1) - max(ln.y0, y0) >= 0.5 * min(ln.height, y1 - y0):
+        if rows and _rows_shared(ln.y0, ln.y1, y0, y1):
             rows[-1] = [min(y0, ln.y0), max(y1, ln.y1)]
         else:
             rows.append([ln.y0, ln.y1])
     boxes = []
     for y0, y1 in rows:
-        on = [ln for ln in lines if min(ln.y1, y1) - max(ln.y0, y0) >= 0.5 * min(ln.height, y1 - y0)]
+        on = [ln for ln in lines if _rows_shared(ln.y0, ln.y1, y0, y1)]
         boxes.append((y0, min(ln.x0 for ln in on), y1, max(ln.x1 for ln in on)))
     return boxes
 
@@ -1110,7 +1108,12 @@ def grew(before: tuple[TextLine, ...], now: tuple[TextLine, ...]) -> bool:
 
 def _same_rows(a: TextLine, b: TextLine) -> bool:
     """Two lines share at least half the height of the smaller one."""
-    return min(a.y1, b.y1) - max(a.y0, b.y0) >= 0.5 * min(a.height, b.height)
+    return _rows_shared(a.y0, a.y1, b.y0, b.y1)
+
+
+def _rows_shared(a0: int, a1: int, b0: int, b1: int) -> bool:
+    """Rows ``a0:a1`` and ``b0:b1`` share at least half of the shorter span."""
+    return min(a1, b1) - max(a0, b0) >= 0.5 * min(a1 - a0, b1 - b0)
 
 
 class SceneCuts:

@@ -334,13 +334,13 @@ def group_lines(
         char_cols: list[float] | None = [] if all(a is not None for a in places) else None
         for k, i in enumerate(order):
             if k:
-                space = spaces[min(i, order[k - 1])]
+                left = min(i, order[k - 1])  # the box left of the space (its right neighbour is the next box)
+                space = spaces[left]
                 text += space
                 if char_conf is not None:
                     char_conf.extend([1.0] * len(space))
                 if char_cols is not None:
-                    gap = row[min(i, order[k - 1])][2], row[max(i, order[k - 1])][0]
-                    char_cols.extend([(gap[0] + gap[1]) / 2] * len(space))
+                    char_cols.extend([(row[left][2] + row[left + 1][0]) / 2] * len(space))
             spans[i] = (len(text), len(text) + len(row[i][4]))
             text += row[i][4]
             if char_conf is not None:
