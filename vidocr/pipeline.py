@@ -312,6 +312,14 @@ class _Reads:
         """Queue a read's crop for OCR, with its mean over frames to read if the crop reads unsure."""
         self.worker.submit(fusion.read_id, fusion.frames[0][1], fusion.prior, page=fusion.page, fused=fusion.image())
 
+    def judged(self, read_id: int, layout: SubtitleLayout) -> OcrResult:
+        """The result of read ``read_id`` (back), judged again by its zone's ``layout`` when that judged it on too
+        little evidence as it came (see SubtitleLayout.judged)."""
+        result = self.results[read_id]
+        if read_id in self.unsure:
+            result = layout.judged(self.unsure.pop(read_id), result)
+        return result
+
     @property
     def all_back(self) -> bool:
         """Whether every read asked for is back from the OCR thread."""
@@ -474,10 +482,8 @@ class _Polisher:
         for part in parts[1:]:
             total = total + cast(np.ndarray, part.total)
         band = zone.box
-        line_h = cue.box.h / len(cue.lines)
-        y0 = max(0, int(cue.box.y - band.y - line_h))
-        y1 = min(band.h, int(cue.box.y + cue.box.h - band.y + line_h) + 1)
-        crop = Box(0, y0, band.w, y1 - y0) if y1 - y0 >= 16 else Box(0, 0, band.w, band.h)
+        top = cue.box.y - band.y
+        crop = _rows_crop(band, top, top + cue.box.h, cue.box.h / len(cue.lines), band.h)
         mean = np.clip(total[crop.y : crop.y + crop.h] / count + 0.5, 0, 255).astype(np.uint8)
         self.reads += 1
         self.held.append((cue, reads.polish(zone, crop, mean)))
@@ -514,9 +520,8 @@ class _Polisher:
             return True
         if read_id not in reads.results:
             return False
-        result = reads.results.pop(read_id)
-        if read_id in reads.unsure:
-            result = zone.layout.judged(reads.unsure.pop(read_id), result)
+        result = reads.judged(read_id, zone.layout)
+        del reads.results[read_id]
         self.held[k] = (self._better(cue, result), None)
         return True
 
@@ -631,7 +636,7 @@ class _Zone:
             if not (final and reads.all_back) and any(self.layout.waiting(reads.unsure[rid]) for rid in held):
                 break
             for rid in held:
-                reads.results[rid] = self.layout.judged(reads.unsure.pop(rid), reads.results[rid])
+                reads.results[rid] = reads.judged(rid, self.layout)
             done = pending.popleft()
             t0 = time.perf_counter()
             cues = self.merger.push(_record(done, reads.results, self.box, self.scale))
@@ -851,8 +856,14 @@ def ocr_crop(box: Box, lines: Sequence[TextLine], scale: float, frame_height: in
     if frame_height is not None and bottom >= round(box.h * scale) - 1:
         limit = frame_height - box.y
     height = max(ln.height for ln in lines) / scale
-    y0 = max(0, int(min(ln.y0 for ln in lines) / scale - height))
-    y1 = min(limit, int(bottom / scale + height + 1))
+    return _rows_crop(box, min(ln.y0 for ln in lines) / scale, bottom / scale, height, limit)
+
+
+def _rows_crop(box: Box, top: float, bottom: float, margin: float, limit: int) -> Box:
+    """The band ``box``'s full width on rows ``top`` to ``bottom`` (band pixels) with ``margin`` above and below, down
+    to row ``limit`` at most; the whole band when that is under 16 rows (too few to read)."""
+    y0 = max(0, int(top - margin))
+    y1 = min(limit, int(bottom + margin + 1))
     if y1 - y0 < 16:
         return Box(0, 0, box.w, box.h)
     return Box(0, y0, box.w, y1 - y0)
