@@ -786,3 +786,58 @@ def test_a_read_asked_for_another_reason_as_the_glyphs_come_back_after_a_gap_is_
     # Without the gap, the same drift is a drift read.
     assert [r[0] for r in read_at_27(_ReadTrack(last_read_s=10 / 25, edges=det._edges, low_run=1))] == [
         ReadReason.DRIFT]
+
+
+def _shaken_light_line(text: str, seed: int) -> np.ndarray:
+    """The edge mask of ``_light_line`` with dark picture detail (grass, shaken) across the band for one frame."""
+    rng = np.random.default_rng(seed)
+    img = Image.new("L", (WIDTH, HEIGHT), 190)
+    draw = ImageDraw.Draw(img)
+    for _ in range(40):
+        x, y = int(rng.integers(0, WIDTH)), int(rng.integers(0, HEIGHT))
+        draw.line((x, y, x + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=40, width=4)
+    font = ImageFont.truetype(str(FONT_PATH), FONT)
+    w = draw.textlength(text, font=font)
+    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=60)
+    return edge_mask(np.asarray(img), analysis_scale(WIDTH))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_line_redrawn_in_place_as_the_picture_shakes_is_split_where_it_changed(seed: int) -> None:
+    # The libass check set of third seeds (45_two-line, a shaking picture behind a two-line cue): the lower line
+    # changes at frame 228, where the shaking picture made the band unlike its state for a frame or two, too briefly
+    # for a new state to hold; the glyph cores then showed the line redrawn from the next sample on, and the cue
+    # was split two frames late. The frames unlike the state that led into the redrawn run are where it changed.
+    def drift_splits(frames: list[np.ndarray]) -> list[int]:
+        det = BandChangeDetector(DetectOptions(), 25.0)
+        found = [(e.split_at.pts, e.reason, e.segment.index) for i, edges in enumerate(frames)
+                 for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
+        assert {index for *_, index in found} == {0}, found  # one band state throughout
+        return [split for split, reason, _ in found if reason is ReadReason.DRIFT]
+
+    old, new = "How much further is it?", "Turn left at the bridge."
+    first, then = _light_line(old), _light_line(new)
+    assert drift_splits([first] * 30 + [_shaken_light_line(new, seed)] + [then] * 28) == [30]
+    # The picture shaking over the old line is no change: a change later is split where it came.
+    assert drift_splits([first] * 30 + [_shaken_light_line(old, seed)] + [first] * 9 + [then] * 20) == [40]
+
+
+def test_a_subtitle_coming_on_an_empty_band_over_shaking_texture_starts_at_its_first_frame() -> None:
+    # The libass dev set of fourth seeds (58_cjk-shake): over a shaking picture the new state holds only once the
+    # picture calms down (here from frame 22), and the glyph set it holds takes in texture that each earlier frame
+    # has elsewhere: those frames show 0.6-0.75 of it, no frame 0.8, and the subtitle started 8 frames late. They
+    # showed most of it from where the band before clearly lacked it: the subtitle's first frame.
+    text = "That's not what your sister said."
+    plain = np.full((HEIGHT, WIDTH), 110, np.uint8)
+    scale = analysis_scale(WIDTH)
+    core = (int(TEXT_TOP * scale), int((TEXT_TOP + FONT + 8) * scale) + 1)
+
+    def starts(frames: list[np.ndarray]) -> list[int]:
+        det = BandChangeDetector(DetectOptions(), 25.0, line_height=FONT * scale, core_rows=core)
+        events = [e for i, luma in enumerate(frames) for e in det.push(Timestamp(i, TB), edge_mask(luma, scale))]
+        return [e.segment.start.pts for e in events if isinstance(e, ReadRequest) and e.reason is ReadReason.NEW]
+
+    shaking = [busy(text, 200 + i) for i in range(8)] + [busy(text, 300)] * 6
+    assert starts([plain] * 14 + shaking) == [14]
+    # The texture shaking before the subtitle came: it starts where its glyphs did, not with the texture.
+    assert starts([plain] * 10 + [busy(None, 100 + i) for i in range(4)] + shaking)[-1:] == [14]

@@ -32,6 +32,9 @@ GLYPHS_HELD = 0.8
 #: ... and under this share it was gone: a subtitle gone in every frame from where it was first missing up to where
 #: the next state began ended where it was first missing, even when the next subtitle's glyphs cover its place.
 GLYPHS_GONE = 0.5
+#: ... frames showing GLYPHS_GONE to GLYPHS_HELD of them, this much on average, then one showing less than GLYPHS_GONE:
+#: the glyphs arrived there (see BandChangeDetector._held_back).
+GLYPHS_LOOSE = 0.65
 #: A subtitle whose glyphs were partly lost to a new picture (a cut to dense texture) is still shown while the pixels
 #: of its glyphs that every frame since kept (its survivors) are at least this share of them, through at least
 #: ``confirm`` frames in which the picture moved (PICTURE_MOVED of its edge pixels changed since the frame before):
@@ -224,6 +227,9 @@ class _ReadTrack:
     cores_run: int = 0
     #: The run went on across one sample that looked like the read again (see CORES_LAPSE).
     cores_lapsed: bool = False
+    #: The first frame of a run of frames unlike the segment's state that ended at this sample without a new state
+    #: holding (None when this sample follows no such run).
+    dip_ts: Timestamp | None = None
 
 
 class BandChangeDetector:
@@ -257,6 +263,8 @@ class BandChangeDetector:
         self._read_side: _ReadSide | None = None
         self._prev_text: tuple[np.ndarray, np.ndarray, list[TextLine]] | None = None
         self._left_at: Timestamp | None = None
+        #: The first frame of the run of samples unlike the segment's state so far (see _ReadTrack.dip_ts).
+        self._dip: Timestamp | None = None
         #: The shown subtitle's survivors fell (see _survival) since it was first missing (``_left_at``): it left, and
         #: survivors of its glyphs' places found later are another subtitle's glyphs drawn there.
         self._fell = False
@@ -389,6 +397,8 @@ class BandChangeDetector:
                 track.back_ts, track.back_left = self._back_at(gone, ts, mask), left
             self._gone = None
             self._pending = None
+            dip, self._dip = self._dip, None
+            track.dip_ts = dip if dip is not None and dip.seconds > track.last_read_s else None
             self._left_at, self._fell = None, False
             if seen is not None:
                 if self._glyphs is not None:
@@ -407,6 +417,7 @@ class BandChangeDetector:
             pend.mask, pend.lines = mask, lines
         else:
             pend = self._pending = _Pending(self._refine_start(ts, seg.mask, mask), mask, lines)
+        self._dip = self._dip or pend.first
         if pend.count < opts.confirm:
             return
         # A new band state has held long enough. A subtitle ends where it was first missing, whatever
@@ -414,7 +425,7 @@ class BandChangeDetector:
         # only flickered: it ends there). Text that appears on an empty band starts where its glyphs
         # were first all there; text that follows text starts where the old text ended, or, when its
         # own glyphs were not there yet then, where it began (the frames between are a blank gap).
-        self._pending = None
+        self._pending = self._dip = None
         boundary = pend.first
         gap: Timestamp | None = None
         surviving = self._survival(seg.mask) is True and not self._fell
@@ -605,6 +616,12 @@ class BandChangeDetector:
         if np.count_nonzero(glyphs) < GLYPHS_MIN_PIXELS:
             return first, None
         start = first
+        # On an empty band (``at_floor``), frames that show most of them but not all (GLYPHS_GONE to GLYPHS_HELD)
+        # before the run: over a shaking picture the glyph set holds picture detail that shakes away in other frames.
+        # They join the run when it then meets a frame that clearly lacks them and they showed GLYPHS_LOOSE of the
+        # glyphs on average: the subtitle stepped in there. (A new state's own pixels after a subtitle, _came_at, are
+        # few, picture detail passing by among them: there a run must show them all.)
+        loose: list[tuple[Timestamp, float]] = []
         for sample in reversed(self._recent):
             if sample.ts.seconds >= first.seconds:
                 continue
@@ -612,9 +629,14 @@ class BandChangeDetector:
             if past or first.seconds - sample.ts.seconds > LOOKBACK_S:
                 return start, None
             shown = overlap(glyphs, cv2.dilate(sample.edges, _KERNEL3))
-            if shown < GLYPHS_HELD:
-                return start, shown
-            start = sample.ts
+            if not loose and shown >= GLYPHS_HELD:
+                start = sample.ts
+            elif at_floor and shown >= GLYPHS_GONE:
+                loose.append((sample.ts, shown))
+            elif loose and sum(share for _, share in loose) >= GLYPHS_LOOSE * len(loose):
+                return loose[-1][0], shown
+            else:
+                return start, loose[0][1] if loose else shown
         return start, None
 
     def _faded(self, at: Timestamp, glyphs: np.ndarray, bound: Timestamp, forward: bool) -> Timestamp:
@@ -738,7 +760,9 @@ class BandChangeDetector:
         if track.back_ts is not None:
             track.back_run += 1
         if self._read_side is not None and _redrawn(self._read_side, self._mask):
-            track.cores_ts = track.cores_ts if track.cores_run else ts
+            # A line redrawn over a shaking picture can make the whole band unlike its state for a frame or two
+            # (too briefly for a new state to hold) where the glyphs changed: the run starts there.
+            track.cores_ts = track.cores_ts if track.cores_run else (track.dip_ts or ts)
             track.cores_run += 1
         elif track.cores_run and not track.cores_lapsed:
             # One sample over the bar inside a run is noise (grass behind a redrawn line: 0.41, 0.55, 0.43 ...), not
