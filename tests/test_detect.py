@@ -841,3 +841,26 @@ def test_a_subtitle_coming_on_an_empty_band_over_shaking_texture_starts_at_its_f
     assert starts([plain] * 14 + shaking) == [14]
     # The texture shaking before the subtitle came: it starts where its glyphs did, not with the texture.
     assert starts([plain] * 10 + [busy(None, 100 + i) for i in range(4)] + shaking)[-1:] == [14]
+
+
+def test_a_line_redrawn_in_place_seen_by_its_profile_alone_is_split_where_its_profile_stepped() -> None:
+    # The libass dev set of new seeds (21_two-line, a serif lower line with a thin outline over a zooming rocket): the
+    # cores of thin strokes erode away, and the line's change shows in its column profile alone, which counts once
+    # the new profile held a sample: the change was where it stepped, a sample before (the cue ended 2 frames late).
+    def drift_splits(frames: list[np.ndarray]) -> list[int]:
+        det = BandChangeDetector(DetectOptions(), 25.0)
+        found = [(e.split_at.pts, e.reason, e.segment.index) for i, edges in enumerate(frames)
+                 for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
+        assert {index for *_, index in found} == {0}, found  # one band state throughout
+        return [split for split, reason, _ in found if reason is ReadReason.DRIFT]
+
+    def thin(text: str) -> np.ndarray:
+        img = Image.new("L", (WIDTH, HEIGHT), 190)
+        draw = ImageDraw.Draw(img)
+        font = ImageFont.truetype(str(FONT_PATH), FONT)
+        w = draw.textlength(text, font=font)
+        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=1, stroke_fill=60)
+        return edge_mask(np.asarray(img), analysis_scale(WIDTH))
+
+    first, then = thin("The train leaves at half past nine."), thin("Nobody knows where he went.")
+    assert drift_splits([first] * 30 + [then] * 30) == [30]

@@ -230,6 +230,9 @@ class _ReadTrack:
     #: The first frame of a run of frames unlike the segment's state that ended at this sample without a new state
     #: holding (None when this sample follows no such run).
     dip_ts: Timestamp | None = None
+    #: The sample before this one that was compared with the read (see _redrawn), and its ``dip_ts``.
+    prev_ts: Timestamp | None = None
+    prev_dip: Timestamp | None = None
 
 
 class BandChangeDetector:
@@ -762,7 +765,11 @@ class BandChangeDetector:
         if self._read_side is not None and _redrawn(self._read_side, self._mask):
             # A line redrawn over a shaking picture can make the whole band unlike its state for a frame or two
             # (too briefly for a new state to hold) where the glyphs changed: the run starts there.
-            track.cores_ts = track.cores_ts if track.cores_run else (track.dip_ts or ts)
+            began = track.dip_ts or ts
+            if self._read_side.stepped_before and track.prev_ts is not None:
+                # A profile counts as changed once its step held a sample: the line changed at the step.
+                began = track.prev_dip or track.prev_ts
+            track.cores_ts = track.cores_ts if track.cores_run else began
             track.cores_run += 1
         elif track.cores_run and not track.cores_lapsed:
             # One sample over the bar inside a run is noise (grass behind a redrawn line: 0.41, 0.55, 0.43 ...), not
@@ -770,6 +777,7 @@ class BandChangeDetector:
             track.cores_lapsed = True
         else:
             track.cores_run, track.cores_lapsed = 0, False
+        track.prev_ts, track.prev_dip = ts, track.dip_ts
         since = ts.seconds - track.last_read_s
         # A line redrawn in place is read at once, as a new subtitle is (the segment goes on: its mask stayed alike).
         redrawn = track.cores_run >= opts.confirm and track.cores_ts is not None
@@ -1000,6 +1008,8 @@ class _ReadSide:
     profiles: list[np.ndarray]
     latest: list[np.ndarray]
     stepped: list[int]
+    #: The change counted at this sample is a profile step seen at the sample before (which held since).
+    stepped_before: bool = False
 
 
 def _read_side(mask: np.ndarray, lines: Sequence[TextLine], line_height: float | None = None) -> _ReadSide:
@@ -1060,6 +1070,8 @@ def _redrawn(read: _ReadSide, new: np.ndarray | None) -> bool:
     if read.core_boxes:
         eroded = cv2.erode(new, _KERNEL3)
         changed = min(similarity(read.cores[box], eroded[box]) for box in read.core_boxes) < CORES_CHANGED
+    read.stepped_before = False
+    cores_changed = changed
     for i, box in enumerate(read.boxes):
         now = _profile(new[box])
         unlike = _profiles_alike(read.profiles[i], now) < PROFILE_CHANGED
@@ -1068,6 +1080,7 @@ def _redrawn(read: _ReadSide, new: np.ndarray | None) -> bool:
         if not unlike:
             read.stepped[i] = 0
         elif held:
+            read.stepped_before = read.stepped_before or (read.stepped[i] == 1 and not cores_changed)
             read.stepped[i] = 2 if read.stepped[i] else 0
         else:
             read.stepped[i] = 1
