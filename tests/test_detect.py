@@ -402,16 +402,23 @@ def test_a_subtitle_gone_for_frames_ends_there_though_the_next_one_covers_its_pl
     assert ended[0] == 10  # the first cue ends at its last frame, not where the next one began
 
 
+def _grass(draw: ImageDraw.ImageDraw, seed: int, strokes: tuple[tuple[int, int, int], ...]) -> None:
+    """40 blades of grass placed at random from ``seed``, each drawn as ``strokes``: (offset to the right, fill,
+    width) of one line each."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        x, y = int(rng.integers(0, WIDTH)), int(rng.integers(0, HEIGHT))
+        for dx, fill, width in strokes:
+            draw.line((x + dx, y, x + dx + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=fill,
+                      width=width)
+
+
 def busy(text: str | None, seed: int) -> np.ndarray:
     """A band over moving texture (bright blades with dark rims, placed anew in every frame: shaking grass), and
     optionally a subtitle drawn over it."""
-    rng = np.random.default_rng(seed)
     img = Image.new("L", (WIDTH, HEIGHT), 110)
     draw = ImageDraw.Draw(img)
-    for _ in range(40):
-        x, y = int(rng.integers(0, WIDTH)), int(rng.integers(0, HEIGHT))
-        draw.line((x, y, x + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=235, width=5)
-        draw.line((x + 4, y, x + 4 + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=20, width=2)
+    _grass(draw, seed, ((0, 235, 5), (4, 20, 2)))
     if text:
         subtitle(draw, text, fill=245, stroke=3)
     return np.asarray(img)
@@ -575,14 +582,17 @@ def test_a_subtitle_back_after_a_gap_then_changed_by_the_picture_starts_where_it
     assert spans[:4] == [(0, 20, False), (20, 26, True), (26, 27, False), (27, 60, True)], spans
 
 
-def _light_line(text: str) -> np.ndarray:
-    """The edge mask of a white line with a thin dark outline over a light picture (the glyphs and their outline
-    fill into one shape)."""
+def _light_line(text: str, stroke: int = 2, shaken: int | None = None) -> np.ndarray:
+    """The edge mask of a white line with a thin dark outline (``stroke`` wide) over a light picture (the glyphs and
+    their outline fill into one shape); with ``shaken``, dark grass from that seed across the band (a frame of a
+    shaking picture)."""
     img = Image.new("L", (WIDTH, HEIGHT), 190)
     draw = ImageDraw.Draw(img)
+    if shaken is not None:
+        _grass(draw, shaken, ((0, 40, 4),))
     font = ImageFont.truetype(str(FONT_PATH), FONT)
     w = draw.textlength(text, font=font)
-    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=60)
+    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=stroke, stroke_fill=60)
     return edge_mask(np.asarray(img), analysis_scale(WIDTH))
 
 
@@ -788,18 +798,13 @@ def test_a_read_asked_for_another_reason_as_the_glyphs_come_back_after_a_gap_is_
         ReadReason.DRIFT]
 
 
-def _shaken_light_line(text: str, seed: int) -> np.ndarray:
-    """The edge mask of ``_light_line`` with dark picture detail (grass, shaken) across the band for one frame."""
-    rng = np.random.default_rng(seed)
-    img = Image.new("L", (WIDTH, HEIGHT), 190)
-    draw = ImageDraw.Draw(img)
-    for _ in range(40):
-        x, y = int(rng.integers(0, WIDTH)), int(rng.integers(0, HEIGHT))
-        draw.line((x, y, x + int(rng.integers(-30, 30)), y + int(rng.integers(10, 40))), fill=40, width=4)
-    font = ImageFont.truetype(str(FONT_PATH), FONT)
-    w = draw.textlength(text, font=font)
-    draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=2, stroke_fill=60)
-    return edge_mask(np.asarray(img), analysis_scale(WIDTH))
+def _drift_splits(frames: list[np.ndarray]) -> list[int]:
+    """Where the drift reads of ``frames`` (edge masks, one band state throughout) split."""
+    det = BandChangeDetector(DetectOptions(), 25.0)
+    found = [(e.split_at.pts, e.reason, e.segment.index) for i, edges in enumerate(frames)
+             for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
+    assert {index for *_, index in found} == {0}, found  # one band state throughout
+    return [split for split, reason, _ in found if reason is ReadReason.DRIFT]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -808,18 +813,11 @@ def test_a_line_redrawn_in_place_as_the_picture_shakes_is_split_where_it_changed
     # changes at frame 228, where the shaking picture made the band unlike its state for a frame or two, too briefly
     # for a new state to hold; the glyph cores then showed the line redrawn from the next sample on, and the cue
     # was split two frames late. The frames unlike the state that led into the redrawn run are where it changed.
-    def drift_splits(frames: list[np.ndarray]) -> list[int]:
-        det = BandChangeDetector(DetectOptions(), 25.0)
-        found = [(e.split_at.pts, e.reason, e.segment.index) for i, edges in enumerate(frames)
-                 for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
-        assert {index for *_, index in found} == {0}, found  # one band state throughout
-        return [split for split, reason, _ in found if reason is ReadReason.DRIFT]
-
     old, new = "How much further is it?", "Turn left at the bridge."
     first, then = _light_line(old), _light_line(new)
-    assert drift_splits([first] * 30 + [_shaken_light_line(new, seed)] + [then] * 28) == [30]
+    assert _drift_splits([first] * 30 + [_light_line(new, shaken=seed)] + [then] * 28) == [30]
     # The picture shaking over the old line is no change: a change later is split where it came.
-    assert drift_splits([first] * 30 + [_shaken_light_line(old, seed)] + [first] * 9 + [then] * 20) == [40]
+    assert _drift_splits([first] * 30 + [_light_line(old, shaken=seed)] + [first] * 9 + [then] * 20) == [40]
 
 
 def test_a_subtitle_coming_on_an_empty_band_over_shaking_texture_starts_at_its_first_frame() -> None:
@@ -847,20 +845,5 @@ def test_a_line_redrawn_in_place_seen_by_its_profile_alone_is_split_where_its_pr
     # The libass dev set of new seeds (21_two-line, a serif lower line with a thin outline over a zooming rocket): the
     # cores of thin strokes erode away, and the line's change shows in its column profile alone, which counts once
     # the new profile held a sample: the change was where it stepped, a sample before (the cue ended 2 frames late).
-    def drift_splits(frames: list[np.ndarray]) -> list[int]:
-        det = BandChangeDetector(DetectOptions(), 25.0)
-        found = [(e.split_at.pts, e.reason, e.segment.index) for i, edges in enumerate(frames)
-                 for e in det.push(Timestamp(i, TB), edges) if isinstance(e, ReadRequest)]
-        assert {index for *_, index in found} == {0}, found  # one band state throughout
-        return [split for split, reason, _ in found if reason is ReadReason.DRIFT]
-
-    def thin(text: str) -> np.ndarray:
-        img = Image.new("L", (WIDTH, HEIGHT), 190)
-        draw = ImageDraw.Draw(img)
-        font = ImageFont.truetype(str(FONT_PATH), FONT)
-        w = draw.textlength(text, font=font)
-        draw.text(((WIDTH - w) / 2, TEXT_TOP), text, font=font, fill=250, stroke_width=1, stroke_fill=60)
-        return edge_mask(np.asarray(img), analysis_scale(WIDTH))
-
-    first, then = thin("The train leaves at half past nine."), thin("Nobody knows where he went.")
-    assert drift_splits([first] * 30 + [then] * 30) == [30]
+    first, then = _light_line("The train leaves at half past nine.", 1), _light_line("Nobody knows where he went.", 1)
+    assert _drift_splits([first] * 30 + [then] * 30) == [30]

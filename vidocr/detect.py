@@ -230,9 +230,9 @@ class _ReadTrack:
     #: The first frame of a run of frames unlike the segment's state that ended at this sample without a new state
     #: holding (None when this sample follows no such run).
     dip_ts: Timestamp | None = None
-    #: The sample before this one that was compared with the read (see _redrawn), and its ``dip_ts``.
-    prev_ts: Timestamp | None = None
-    prev_dip: Timestamp | None = None
+    #: Where a line redrawn at the sample before this one (the last compared with the read, see _redrawn) would have
+    #: changed: its ``dip_ts``, else that sample.
+    prev_began: Timestamp | None = None
 
 
 class BandChangeDetector:
@@ -766,9 +766,9 @@ class BandChangeDetector:
             # A line redrawn over a shaking picture can make the whole band unlike its state for a frame or two
             # (too briefly for a new state to hold) where the glyphs changed: the run starts there.
             began = track.dip_ts or ts
-            if self._read_side.stepped_before and track.prev_ts is not None:
+            if self._read_side.stepped_before and track.prev_began is not None:
                 # A profile counts as changed once its step held a sample: the line changed at the step.
-                began = track.prev_dip or track.prev_ts
+                began = track.prev_began
             track.cores_ts = track.cores_ts if track.cores_run else began
             track.cores_run += 1
         elif track.cores_run and not track.cores_lapsed:
@@ -777,7 +777,7 @@ class BandChangeDetector:
             track.cores_lapsed = True
         else:
             track.cores_run, track.cores_lapsed = 0, False
-        track.prev_ts, track.prev_dip = ts, track.dip_ts
+        track.prev_began = track.dip_ts or ts
         since = ts.seconds - track.last_read_s
         # A line redrawn in place is read at once, as a new subtitle is (the segment goes on: its mask stayed alike).
         redrawn = track.cores_run >= opts.confirm and track.cores_ts is not None
