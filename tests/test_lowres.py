@@ -10,9 +10,9 @@ import numpy as np
 from test_textnorm_merge import run
 
 from vidocr.engines.rapid import BLANK_RETRY_LIMIT, blank_retry, group_lines, read_all_again
-from vidocr.merge import Read, SegmentRecord
+from vidocr.merge import Read, SegmentRecord, _vote_chars
 from vidocr.textnorm import text_similarity
-from vidocr.types import OcrLine, OcrResult
+from vidocr.types import Box, OcrLine, OcrResult
 
 
 def _noisy_band(text: str, size: int = 14, quality: int = 15) -> np.ndarray:
@@ -139,6 +139,28 @@ def test_reads_vote_per_character_with_the_recognisers_probabilities() -> None:
         Read(1000, 1000, _result("We should go.", 0.97, (0.9,) + (0.99,) * 11 + (0.5,))),
     ]))
     assert cues == [(0, 3000, "We should go.")]
+
+
+def test_a_glyph_the_winning_read_lost_is_put_back_where_half_the_reads_have_one() -> None:
+    """Seen on the corpus (check ``37_cuts``): a CJK subtitle over a page of print read "小点" twice and "小声点",
+    "小严点" once each; the whole-read vote picked a read without the glyph. Two reads or more, at least half of
+    them, that have a glyph in the same place inside the line put it back, read as the likeliest of theirs."""
+
+    def read(ts: int, text: str, conf: float, odd: dict[int, float] | None = None) -> Read:
+        chars = tuple((odd or {}).get(i, 0.99) for i in range(len(text)))
+        return Read(ts, ts, OcrResult((OcrLine(text, conf, box=Box(464, 20, 352, 42), char_conf=chars),)))
+
+    seen = [read(40, "小声点他们会听见的", 0.91, {1: 0.7}), read(1000, "小严点他们会听见的", 0.94, {1: 0.4})]
+    lost = [read(2000, "小点他们会听见的", 0.96), read(3000, "小点他们会听见的", 0.99)]
+    assert run(SegmentRecord(0, 4000, [*seen, *lost])) == [(0, 4000, "小声点他们会听见的")]
+    # One read of four with the glyph is not enough; nor are glyphs before the line's first or after its last
+    # character (picture detail beside the line), nor punctuation.
+    one = [seen[0], read(1000, "小点他们会听见的", 0.94)]
+    assert run(SegmentRecord(0, 4000, [*one, *lost])) == [(0, 4000, "小点他们会听见的")]
+    plain = lost[1].result
+    for added in ("小点他们会听见的1", "“小点他们会听见的", "小点他们，会听见的"):
+        assert _vote_chars(plain, [r.result for r in (read(0, added, 0.9), read(1, added, 0.9), lost[0])]) == (
+            "小点他们会听见的"), added
 
 
 def test_lines_carry_the_probability_of_each_character() -> None:

@@ -19,7 +19,8 @@ from test_libass_classes import _passes
 import vidocr
 from vidocr import ocrqueue
 from vidocr.engines import OcrEngine
-from vidocr.ocrqueue import WHOLE_SURE, OcrWorker, _grown, _whole_box
+from vidocr.layout import GLYPHS_ONLY_SURE
+from vidocr.ocrqueue import WHOLE_SURE, OcrWorker, _filled, _grown, _whole_box, _whole_side
 from vidocr.types import Box, OcrLine, OcrPart, OcrResult, Task
 
 PALE = Style("DejaVu Sans", 0.065, colour=(250, 246, 225), outline=0.5, outline_colour=(120, 120, 110))
@@ -76,6 +77,56 @@ def test_the_whole_box_is_the_mirror_of_an_off_centre_line_or_a_gapped_centred_l
     assert _whole_box(_line("Why any do that?", 365, 534, gapped), width) == Box(365, 100, 534, 50)
     spaced = (OcrPart(0, 3, Box(365, 100, 80, 50)), OcrPart(4, 16, Box(460, 100, 439, 50)))
     assert _whole_box(_line("Why any do that?", 365, 534, spaced), width) is None
+
+
+def test_a_line_the_layout_calls_centred_is_read_whole_when_a_glyph_at_one_end_is_missing() -> None:
+    """Seen on the corpus (third dev ``38_kana-shadow``): the detector boxed "橋のところで左に曲がっ" of
+    "橋のところで左に曲がって" (its last kana over a brown motor block), 19 px off the middle of a 1280 px band,
+    within what the layout calls centred; the whole read reads the last kana. A line half a glyph or more off the
+    middle is read whole in its mirror box; a line off by less (punctuation, rounding) is not."""
+    width = 1280
+    assert _whole_box(_line("橋のところで左に曲がっ", 374, 494), width) == Box(374, 100, 532, 50)
+    assert _whole_side(_line("橋のところで左に曲がっ", 374, 494), width) == 1  # grows rightwards
+    assert _whole_side(_line("のところで左に曲がって", 412, 494), width) == -1
+    assert _whole_box(_line("Where were you?", 436, 400), width) is None  # 4 px off
+    assert _whole_box(_line("Where were you?", 431, 400), width) is None  # 9 px off: a fifth of its height
+
+
+def test_a_glyph_the_glyphs_alone_lost_inside_a_word_is_taken_from_the_picture() -> None:
+    """Seen on the corpus (third check ``37_cuts``): a CJK subtitle over a page of print, read with its glyphs
+    alone as "他说明天上回来" (0.99; 早's outline ran into the print), read in the picture inside the line's box as
+    "他说明天早上回来" (0.986). The picture read is kept when sure (GLYPHS_ONLY_SURE) and it adds characters
+    inside the glyph read's words only: print behind the line is read beside it or in its word gaps."""
+    assert _filled("他说明天上回来", "他说明天早上回来")
+    assert _filled("I found the leter", "I found the letter")
+    assert not _filled("他说明天早上回来", "他说明天早上回来")  # nothing added
+    assert not _filled("他说明天上回来", "他说明天早上回来了")  # after its last character
+    assert not _filled("他说明天上回来", "er他说明天早上回来")  # before its first
+    assert not _filled("Where were you", "Where werexyou")  # in place of a space
+    assert not _filled("Where were you", "Wherewereyou")
+
+    class Picture:
+        """Reads every image as ``text`` (the line's box cut from the picture)."""
+
+        name, tasks, preferred_batch = "picture", frozenset({Task.SUBTITLE}), 8
+
+        def __init__(self, text: str, sure: float) -> None:
+            self.text, self.sure = text, sure
+
+        def recognize(self, images: list[np.ndarray], task: Task) -> list[OcrResult]:
+            return [OcrResult((OcrLine(self.text, self.sure, box=Box(4, 4, 200, 36)),)) for _ in images]
+
+        def close(self) -> None:
+            pass
+
+    glyphs = OcrResult((OcrLine("他说明天上回来", 0.99, box=Box(497, 58, 284, 40)),))
+    crop = np.zeros((128, 1280, 3), np.uint8)
+    for text, sure, kept in (("他说明天早上回来", 0.986, "他说明天早上回来"),
+                             ("他说明天早上回来", GLYPHS_ONLY_SURE - 0.05, "他说明天上回来"),
+                             ("他说明天早上回来了", 0.986, "他说明天上回来")):
+        worker = OcrWorker(Picture(text, sure), Task.SUBTITLE, batch=8, queue_size=8)  # type: ignore[arg-type]
+        assert worker._in_picture([glyphs], [crop])[0].text == kept, (text, sure)
+        worker.close()
 
 
 def test_a_whole_read_is_kept_when_it_adds_characters_on_its_side_and_has_the_first_reads_words_in_order() -> None:

@@ -536,20 +536,33 @@ def _vote_chars(winner: OcrResult, others: Sequence[OcrResult]) -> str | None:
     for k, line in enumerate(lines):
         assert line.char_conf is not None
         votes: list[dict[str, float]] = [{c: p} for c, p in zip(line.text, line.char_conf, strict=True)]
+        added: list[dict[str, float]] = [{} for _ in range(len(line.text) + 1)]
+        adders, voters = [0] * (len(line.text) + 1), 1
         for other in others:
             if len(other.lines) != len(lines):
                 continue
             theirs = other.lines[k]
             if theirs.char_conf is None or len(theirs.char_conf) != len(theirs.text):
                 continue
+            voters += 1
             matcher = SequenceMatcher(None, line.text, theirs.text, autojunk=False)
             for op, i1, i2, j1, j2 in matcher.get_opcodes():
+                if op == "insert" and j2 - j1 == 1 and 0 < i1 < len(line.text) and theirs.text[j1].isalnum():
+                    added[i1][theirs.text[j1]] = added[i1].get(theirs.text[j1], 0.0) + theirs.char_conf[j1]
+                    adders[i1] += 1
                 if op not in ("equal", "replace") or i2 - i1 != j2 - j1:
                     continue
                 for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                     char = theirs.text[j]
                     votes[i][char] = votes[i].get(char, 0.0) + theirs.char_conf[j]
-        voted.append("".join(_likeliest(v, own) for v, own in zip(votes, line.text, strict=True)))
+        chars = [_likeliest(v, own) for v, own in zip(votes, line.text, strict=True)]
+        # A glyph inside the line that the winner lost and at least half the reads (two or more) have, whatever
+        # they read it as: a glyph lost is a common miss, one made up in the same place by two reads is not (CJK
+        # over a page of print: "小点" twice, "小声点" and "小严点" once each).
+        for i in range(len(line.text) - 1, 0, -1):
+            if adders[i] >= 2 and 2 * adders[i] >= voters:
+                chars.insert(i, max(added[i], key=lambda c: added[i][c]))
+        voted.append("".join(chars))
     return normalize_text("\n".join(voted))
 
 

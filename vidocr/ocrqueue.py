@@ -19,7 +19,16 @@ import numpy as np
 
 from vidocr.engines import OcrEngine, Rereader, supports_reread
 from vidocr.errors import EngineError, VidocrError
-from vidocr.layout import CENTRE_TOLERANCE, GLUED_FILL_MAX, SAME_TEXT, centred_about, glyph_image, glyph_view, with_fill
+from vidocr.layout import (
+    CENTRE_TOLERANCE,
+    GLUED_FILL_MAX,
+    GLYPHS_ONLY_SURE,
+    SAME_TEXT,
+    centred_about,
+    glyph_image,
+    glyph_view,
+    with_fill,
+)
 from vidocr.textnorm import in_order, text_similarity
 from vidocr.types import Box, OcrLine, OcrResult, Task
 
@@ -31,6 +40,10 @@ FUSE_BELOW = 0.95
 WHOLE_SURE = 0.9
 #: An off-centre line is read again whole when it reaches to within this many of its heights of the crop's middle.
 WHOLE_REACH = 2.0
+#: A line the layout calls centred is read again whole when its middle is off the crop's by at least this many of its
+#: heights: a CJK glyph (one height wide) lost at one end puts the line's middle half a height off; punctuation a
+#: fifth at most (see vidocr.layout.centred_about's share of the height).
+WHOLE_OFF = 0.3
 
 #: Lines that look like print (glyph fill up to GLUED_FILL_MAX) a read must have to be read again glyphs only
 #: (one is enough when the read has no other line).
@@ -223,7 +236,9 @@ class OcrWorker:
         """Glyphs-only ``reads`` with each line read again in the picture itself, inside the line's box: kept
         when that read is one line, surer and of as many words. The glyphs alone lose what their outline drew
         (at 360p, the gap between two words: "Where wereyou"); inside the box found glyphs only, print is mostly
-        outside, but what is behind the line can fill its word gaps ("Wherewereyou lastnight?")."""
+        outside, but what is behind the line can fill its word gaps ("Wherewereyou lastnight?"). Nor where the
+        glyphs alone lost a glyph inside a word that the picture read has (GLYPHS_ONLY_SURE sure): a glyph whose
+        outline ran into the print behind it is not closed off ("他说明天上回来" for "他说明天早上回来")."""
         found, _ = self._lines_alone(reads, crops, lambda ln, _: ln.box)
         better = {}
         for (i, j), alone in found.items():
@@ -234,7 +249,7 @@ class OcrWorker:
                 alone.confidence > glyph.confidence
                 and len(alone.text.split()) >= len(glyph.text.split())
                 and text_similarity(alone.text, glyph.text) >= SAME_TEXT
-            ):
+            ) or (alone.confidence >= GLYPHS_ONLY_SURE and _filled(glyph.text, alone.text)):
                 better[i, j] = alone
         return _replaced(reads, better)
 
@@ -374,21 +389,31 @@ def _lost_only(fused: str, single: str) -> bool:
     return len(a) < len(b) and in_order(a, b)
 
 
+def _filled(first: str, again: str) -> bool:
+    """``again`` is ``first`` with characters added inside its words (spaces aside, none before its first character,
+    after its last one or in place of a space): glyphs a read lost between others of the same word."""
+    words, more = first.split(), again.split()
+    if len(words) != len(more) or len("".join(more)) <= len("".join(words)):
+        return False
+    return all(a[:1] == b[:1] and a[-1:] == b[-1:] and in_order(a, b) for a, b in zip(words, more, strict=True))
+
+
 def _whole_side(line: OcrLine, width: int) -> int:
     """The side a line's whole box (_whole_box) grows it on: -1 left (the line is right of the middle), 1 right,
-    0 neither (a centred line read whole between its boxes)."""
+    0 neither (a line centred within WHOLE_OFF of its height, read whole between its boxes)."""
     box = cast(Box, line.box)
-    if centred_about(box, None, width / 2, width):
+    off = box.x + box.w / 2 - width / 2
+    if abs(off) < WHOLE_OFF * box.h and centred_about(box, None, width / 2, width):
         return 0
-    return -1 if box.x + box.w / 2 > width / 2 else 1
+    return -1 if off > 0 else 1
 
 
 def _whole_box(line: OcrLine, width: int) -> Box | None:
     """The box a line the detector may have boxed in part would have as a whole centred line in a crop ``width``
-    wide (see OcrWorker._whole_lines), or None: a line off the middle (as vidocr.layout's SubtitleLayout.centred
-    tells, around the crop's middle) that reaches near it (WHOLE_REACH), widened to its mirror image about the
-    middle; a centred line joined from boxes with a gap wider than its height between two of them (a word gap is a
-    third of it), whole. A line far to one side (a sign) is not read again."""
+    wide (see OcrWorker._whole_lines), or None: a line off the middle that reaches near it (WHOLE_REACH), widened
+    to its mirror image about the middle (one the layout calls centred too: the detector's box left out the
+    last glyph, "曲がっ" of "曲がって"); a centred line joined from boxes with a gap wider than its height between
+    two of them (a word gap is a third of it), whole. A line far to one side (a sign) is not read again."""
     box = line.box
     if box is None or box.h < 4:
         return None
