@@ -542,6 +542,24 @@ def test_a_glued_line_gives_way_to_the_glyphs_only_line_on_its_rows() -> None:
     assert kept.text == "Where were you last night?" and kept.lines[0] is light
 
 
+def test_a_piece_of_the_subtitle_boxed_apart_from_the_print_gives_way_to_the_glyphs_only_line() -> None:
+    """Seen on the corpus (third seeds dev ``44_yellow-page``): a yellow italic subtitle over a page of print. The
+    detector boxed "Thank" ... "this way." with the print ("morning. Thankh tis way. She'B be bach", glued) and
+    "way." alone, a subtitle-like piece at the line's right end; the glyphs alone read the whole line on those
+    rows. The piece kept the glyphs-only line out (it is added only where no kept line is), then the layout dropped
+    the off-centre piece, and the cue was missed. A kept line inside the glyphs-only line, reading a piece of it,
+    gives way to it; a line beside it, or reading other text, does not."""
+    printed = replace(_line("it? Put the box on the table, please.", 167, 659, h=29, y=2), fill=0.05)
+    glued = replace(_line("morning. Thankh tis way. She'B be bach", 169, 605, h=36, y=23), fill=0.25)
+    piece = replace(_line("way.", 859, 88, h=38, y=42), fill=0.95)
+    alone = replace(_line("Thank you for coming all this way.", 320, 682, h=64, y=26), fill=1.0, confidence=0.93)
+    read = OcrResult((printed, glued, piece), glyphs_only=OcrResult((alone,)))
+    assert _proven(SubtitleLayout(WIDTH)).filter(read).text == "Thank you for coming all this way."
+    for other in (replace(piece, text="OK"), replace(piece, box=Box(1010, 42, 88, 38))):
+        assert _proven(SubtitleLayout(WIDTH)).filter(replace(read, lines=(printed, glued, other))).text != (
+            "Thank you for coming all this way."), other
+
+
 def test_a_line_that_may_be_glued_but_has_no_light_glyphs_to_read_is_print() -> None:
     # A maker's name on a bright engine cover, centred over the band at the subtitles' size range (new-seed corpus,
     # "YAMAHA"): its fill looked glued (between PRINT_FILL_MAX and GLUED_FILL_MAX), and its glyphs read alone gave

@@ -342,6 +342,9 @@ class SubtitleLayout:
             return result, 0
         kept = [ln for ln in result.lines if ln not in printed]
         kept = [ln for ln in kept if not (_fill_at_most(ln, GLUED_FILL_MAX) and any(_same_rows(ln, c) for c in clean))]
+        # A line that is a piece of a line the glyphs alone read, inside it, gives way to it: the detector boxed the
+        # rest of the subtitle with the print it is drawn over ("way." of "Thank you for coming all this way.").
+        kept = [ln for ln in kept if not any(_piece_of(ln, c) for c in clean)]
         added = [c for c in clean if not any(_same_rows(c, ln) for ln in kept)]
         lines = sorted([*kept, *added], key=lambda ln: _box(ln).y if ln.box is not None else 0)
         return replace(result, lines=tuple(lines), glyphs_only=None), len(result.lines) - len(kept)
@@ -521,6 +524,19 @@ def _next_rows(a: OcrLine, b: OcrLine) -> bool:
 
 def _fill_at_most(line: OcrLine, most: float) -> bool:
     return line.fill is not None and line.fill <= most
+
+
+def _piece_of(part: OcrLine, whole: OcrLine) -> bool:
+    """``part`` lies inside ``whole`` (on its rows, within its columns) and reads as a piece of it: its text, fewer
+    characters, in ``whole``'s."""
+    if part.box is None or whole.box is None or not _same_rows(part, whole):
+        return False
+    a, b = comparable(part.text), comparable(whole.text)
+    slack = whole.box.h / 2
+    return (
+        bool(a) and len(a) < len(b) and a in b
+        and whole.box.x - slack <= part.box.x and part.box.x + part.box.w <= whole.box.x + whole.box.w + slack
+    )
 
 
 def _same_rows(a: OcrLine, b: OcrLine) -> bool:
