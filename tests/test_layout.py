@@ -555,9 +555,47 @@ def test_a_piece_of_the_subtitle_boxed_apart_from_the_print_gives_way_to_the_gly
     alone = replace(_line("Thank you for coming all this way.", 320, 682, h=64, y=26), fill=1.0, confidence=0.93)
     read = OcrResult((printed, glued, piece), glyphs_only=OcrResult((alone,)))
     assert _proven(SubtitleLayout(WIDTH)).filter(read).text == "Thank you for coming all this way."
+    # Judged by the piece rule alone (light glyphs shown, where subtitles are drawn not proved yet: an off-centre
+    # line gives way to a centred glyphs-only line on its rows only once it is).
+    light = SubtitleLayout(WIDTH)
+    light.glyphs.light = LIGHT_EVIDENCE
+    assert light.filter(read).text == "Thank you for coming all this way."
     for other in (replace(piece, text="OK"), replace(piece, box=Box(1010, 42, 88, 38))):
-        assert _proven(SubtitleLayout(WIDTH)).filter(replace(read, lines=(printed, glued, other))).text != (
+        light = SubtitleLayout(WIDTH)
+        light.glyphs.light = LIGHT_EVIDENCE
+        assert light.filter(replace(read, lines=(printed, glued, other))).text != (
             "Thank you for coming all this way."), other
+
+
+def test_an_off_centre_line_of_print_gives_way_to_a_centred_glyphs_only_line_on_its_rows() -> None:
+    """Seen on the corpus (dev ``08_yellow-page``): a yellow subtitle appears over a page of print. The first read
+    boxed a line of the page across the subtitle's rows; the subtitle's glyphs raised its fill (0.42) above a glued
+    line's (GLUED_FILL_MAX), so it was kept, and it kept the sure glyphs-only line ("Can you hear me now?", centred)
+    out; then the layout dropped the off-centre print and the read was blank: the cue started 20 frames late, at the
+    next read. Once the zone has proved its subtitles centred, a line that is not centred gives way to a sure,
+    centred glyphs-only line on its rows; a centred line keeps its place, and an off-centre glyphs-only line wins
+    nothing."""
+    page = replace(_line("We're running you", 245, 663, h=31, y=103), fill=0.42)
+    below = replace(_line("sure this is the right fouse? I", 245, 689, h=30, y=130), fill=0.24)
+    alone = replace(_line("Can you hear me now?", 398, 481, h=60, y=100), fill=1.0, confidence=0.97)
+    read = OcrResult((page, below), glyphs_only=OcrResult((alone,)))
+    assert _proven(SubtitleLayout(WIDTH)).filter(read).text == "Can you hear me now?"
+    # Before the zone proved its subtitles centred, nothing is known of where they are drawn: unchanged.
+    assert SubtitleLayout(WIDTH).filter(read).text != "Can you hear me now?"
+    centred = replace(_centred("I told you, I was at the office.", 583, h=31, y=103), fill=0.42)
+    assert _proven(SubtitleLayout(WIDTH)).filter(replace(read, lines=(centred, below))).text == centred.text
+    aside = replace(alone, box=Box(90, 100, 481, 60))
+    assert _proven(SubtitleLayout(WIDTH)).filter(replace(read, glyphs_only=OcrResult((aside,)))).text != alone.text
+    # A line that reads the glyphs-only line's text too is the subtitle glued to print: the layout cuts the subtitle
+    # out of it by characters, the picture's read of all of its glyphs (new seeds check ``13_cuts``: the glyphs alone
+    # read "他说明天上回来", without 早).
+    latin, cjk = "leave before the rain starts. Put the", "他说明天早上回来"
+    cols = tuple(165 + 8.4 * i for i in range(len(latin))) + tuple(494 + 42 * i for i in range(len(cjk)))
+    glued = replace(_line(latin + cjk, 157, 650, h=41, y=99), fill=0.37, text_cols=(157, 807), char_cols=cols)
+    short = replace(_line("他说明天上回来", 461, 351, h=69, y=79), fill=1.0, confidence=0.99)
+    layout = _proven(SubtitleLayout(WIDTH))
+    layout.filter(OcrResult((replace(_centred("他说明天早上回来", 334, h=54, y=89), fill=0.8),)))
+    assert layout.filter(OcrResult((glued,), glyphs_only=OcrResult((short,)))).text == "他说明天早上回来"
 
 
 def test_a_line_that_may_be_glued_but_has_no_light_glyphs_to_read_is_print() -> None:
@@ -731,6 +769,20 @@ def test_a_sign_lined_up_with_a_subtitles_edge_by_chance_is_not_a_line_of_its_bl
     assert longest.box is not None
     block = (_line("- At home.", longest.box.x, 220, y=100), _line("- Alone?", longest.box.x, 180, y=160))
     assert layout.filter(OcrResult((longest, *block))).text == "- Where were you last night?\n- At home.\n- Alone?"
+
+
+def test_a_sign_drawn_over_a_subtitles_end_is_not_a_line_of_its_block() -> None:
+    """Seen on the corpus (fourth seeds dev ``53_pale``): a small sign "出口" drawn over the right end of a pale
+    subtitle, its box on the top half of the subtitle's rows and its right edge within the block slack of the
+    subtitle's: it was kept as a right-aligned block's line, and the cue "出口\nWhy would anyone do that?" split the
+    subtitle in two. A block's lines lie one above the other: a line on a kept line's rows is not one of them."""
+    subtitle = _line("Why would anyone do that?", 269, 313, h=38, y=36)
+    sign = _line("出口", 522, 54, h=30, y=25)
+    assert SubtitleLayout(854).filter(OcrResult((sign, subtitle))).text == "Why would anyone do that?"
+    # The same sign a line up, on rows of its own, lines up as a block's line (it was never dropped before).
+    above = replace(sign, box=Box(522, 0, 54, 30))
+    assert SubtitleLayout(854).filter(OcrResult((above, replace(subtitle, box=Box(269, 40, 313, 38))))).text == (
+        "出口\nWhy would anyone do that?")
 
 
 def test_a_sign_dropped_beside_one_subtitle_is_not_a_line_of_the_next_ones_block() -> None:

@@ -252,13 +252,7 @@ class SubtitleLayout:
         """``text`` is most of a part of a longer text read centred lately: its characters, in order, make up at least
         SAME_TEXT of it."""
         key = comparable(text)
-        for said in dict.fromkeys(self._said):
-            other = comparable(said)
-            if len(other) > len(key):
-                matcher = SequenceMatcher(None, key, other, autojunk=False)
-                if sum(block.size for block in matcher.get_matching_blocks()) >= SAME_TEXT * len(key):
-                    return True
-        return False
+        return any(len(comparable(said)) > len(key) and _reads_within(text, said) for said in dict.fromkeys(self._said))
 
     def _said_centred(self, text: str) -> bool:
         return any(text_similarity(text, said) >= SAME_TEXT for said in self._said)
@@ -345,6 +339,13 @@ class SubtitleLayout:
         # A line that is a piece of a line the glyphs alone read, inside it, gives way to it: the detector boxed the
         # rest of the subtitle with the print it is drawn over ("way." of "Thank you for coming all this way.").
         kept = [ln for ln in kept if not any(_piece_of(ln, c) for c in clean)]
+        if self._proven_centred():
+            # A line off the axis gives way to a sure, centred line the glyphs alone read on its rows, unless it reads
+            # that line's text too (a subtitle glued to print, cut out of it by characters: _without_aside): a line of
+            # a page the subtitle is drawn over, its fill raised by the subtitle's glyphs past a glued line's.
+            sure = [c for c in clean if self._line_centred(c)]
+            kept = [ln for ln in kept if self._line_centred(ln) or not any(
+                _same_rows(ln, c) and not _reads_within(c.text, ln.text) for c in sure)]
         added = [c for c in clean if not any(_same_rows(c, ln) for ln in kept)]
         lines = sorted([*kept, *added], key=lambda ln: _box(ln).y if ln.box is not None else 0)
         return replace(result, lines=tuple(lines), glyphs_only=None), len(result.lines) - len(kept)
@@ -478,7 +479,8 @@ class SubtitleLayout:
         """The anchors and the lines of their left- or right-aligned block: lines aligned with an anchor on rows
         next to the block's (BLOCK_GAP), the block growing by each line kept. A line whose text the zone dropped
         before is not one of them: a sign above or below a subtitle, read beside an earlier subtitle too, lines up
-        with this one's edge by chance."""
+        with this one's edge by chance. Nor is a line on a kept line's rows (half of the shorter one's): a block's
+        lines lie one above the other, and a sign drawn over a subtitle's end only lines up with it."""
         kept = list(anchors)
         grown = True
         while grown:
@@ -486,7 +488,7 @@ class SubtitleLayout:
             for ln in lines:
                 if ln not in kept and self._aligned(ln, anchors) and any(_next_rows(ln, k) for k in kept) and (
                     comparable(ln.text) not in self._refused
-                ):
+                ) and not any(_same_rows(ln, k) for k in kept):
                     kept.append(ln)
                     grown = True
         return tuple(ln for ln in lines if ln in kept)
@@ -537,6 +539,15 @@ def _piece_of(part: OcrLine, whole: OcrLine) -> bool:
         bool(a) and len(a) < len(b) and a in b
         and whole.box.x - slack <= part.box.x and part.box.x + part.box.w <= whole.box.x + whole.box.w + slack
     )
+
+
+def _reads_within(text: str, other: str) -> bool:
+    """``text``'s characters, in order, make up at least SAME_TEXT of it within ``other``."""
+    key, within = comparable(text), comparable(other)
+    if not key:
+        return False
+    matcher = SequenceMatcher(None, key, within, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) >= SAME_TEXT * len(key)
 
 
 def _same_rows(a: OcrLine, b: OcrLine) -> bool:
