@@ -598,6 +598,27 @@ def test_an_off_centre_line_of_print_gives_way_to_a_centred_glyphs_only_line_on_
     assert layout.filter(OcrResult((glued,), glyphs_only=OcrResult((short,)))).text == "他说明天早上回来"
 
 
+def test_a_read_judged_blank_keeps_its_unsure_centred_glyphs_only_lines_as_evidence() -> None:
+    """Fourth seeds check ``49_cuts``: a subtitle over a moving page of print, its glyphs alone read at 0.84, under
+    GLYPHS_ONLY_SURE: the lines of print are dropped and the read is blank, but it keeps the unsure centred line as
+    its glyphs-only read, evidence the merger may start the next read's subtitle by (vidocr.merge's lead). Not a line
+    off-centre, nor before the zone proved where its subtitles are drawn; a sure line is taken as before."""
+    page = tuple(replace(_line(text, 94, 461, h=20, y=y), fill=0.1) for text, y in (
+        ("running out of time. Where were you last night?", 21), ("house? Don't open that door!", 45),
+        ("I found the letter in his coat.", 70)))
+    alone = replace(_centred("谢谢你大老远跑过来", 242, h=45, y=37), confidence=0.84, fill=1.0)
+    judged = _proven(SubtitleLayout(WIDTH)).filter(OcrResult(page, glyphs_only=OcrResult((alone,))))
+    assert judged.text == "" and judged.glyphs_only is not None and judged.glyphs_only.text == alone.text
+    aside = replace(alone, box=Box(60, 37, 242, 45))
+    judged = _proven(SubtitleLayout(WIDTH)).filter(OcrResult(page, glyphs_only=OcrResult((aside,))))
+    assert judged.text == "" and judged.glyphs_only is None
+    unproven = SubtitleLayout(WIDTH)
+    unproven.glyphs.light = LIGHT_EVIDENCE
+    assert unproven.filter(OcrResult(page, glyphs_only=OcrResult((alone,)))).glyphs_only is None
+    sure = replace(alone, confidence=0.9)
+    assert _proven(SubtitleLayout(WIDTH)).filter(OcrResult(page, glyphs_only=OcrResult((sure,)))).text == sure.text
+
+
 def test_a_line_that_may_be_glued_but_has_no_light_glyphs_to_read_is_print() -> None:
     # A maker's name on a bright engine cover, centred over the band at the subtitles' size range (new-seed corpus,
     # "YAMAHA"): its fill looked glued (between PRINT_FILL_MAX and GLUED_FILL_MAX), and its glyphs read alone gave

@@ -463,3 +463,24 @@ def test_a_brief_segment_that_read_a_small_part_of_the_next_line_as_another_is_n
     ):
         cues = run(SegmentRecord(first, 6900, [lone_read]), SegmentRecord(6900, 8100, [later], 0.15))
         assert len(cues) == 2, (first, lone_read)
+
+
+def test_a_blank_read_whose_glyphs_alone_read_unsurely_like_the_subtitle_after_it_starts_that_subtitle() -> None:
+    # Fourth seeds check ``49_cuts``: "谢谢你大老远跑过来" appears over a moving page of print; the first read's
+    # glyphs alone read it at 0.84, under the layout's GLYPHS_ONLY_SURE, so the read was judged blank (the layout
+    # kept the unsure line as evidence only, its glyphs_only) and the subtitle started 10 frames late, at the next
+    # segment's read. Like a read too unsure to count, such evidence starts the subtitle after it where its
+    # segment began, when the masks were alike and it reads like it; it never makes a cue of its own.
+    line = "谢谢你大老远跑过来"
+    evidence = OcrResult((), glyphs_only=OcrResult((OcrLine(line, 0.84),)))
+    doubtful = SegmentRecord(14100, 14433, [Read(14133, 14100, evidence)], 0.0)
+    cues = run(seg(0, 13733, (40, 40, "小声点，他们会听见的")), seg(13733, 14100), doubtful,
+               seg(14433, 16367, (14467, 14433, line), sim=0.38))
+    assert cues == [(0, 13733, "小声点，他们会听见的"), (14100, 16367, line)], cues
+    # Alone, it is no cue; without it (a blank read with no glyphs-only lines) the subtitle starts at its read.
+    assert run(seg(0, 13733, (40, 40, "小声点，他们会听见的")), seg(13733, 14100), doubtful) == [
+        (0, 13733, "小声点，他们会听见的")]
+    blank = SegmentRecord(14100, 14433, [Read(14133, 14100, OcrResult(()))], 0.0)
+    cues = run(seg(0, 13733, (40, 40, "小声点，他们会听见的")), seg(13733, 14100), blank,
+               seg(14433, 16367, (14467, 14433, line), sim=0.38))
+    assert cues == [(0, 13733, "小声点，他们会听见的"), (14433, 16367, line)], cues

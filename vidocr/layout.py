@@ -226,9 +226,10 @@ class SubtitleLayout:
         from it."""
         light = self.glyphs.light >= LIGHT_EVIDENCE
         unsure = self.enabled and not light and any(_fill_at_most(ln, PRINT_FILL_MAX) for ln in result.lines)
+        doubtful = self._doubtful_glyphs(result) if light else ()
         result, dropped = self._without_print(result, drop=light)
         if not self.enabled or not result.lines or any(ln.box is None for ln in result.lines):
-            return result, dropped, unsure
+            return _with_doubtful(result, doubtful), dropped, unsure
         lines = self._still(tuple(ln for ln in map(self._trimmed, result.lines) if not self._cut_by_frame(ln)), learn)
         anchors = self._anchors(lines)
         proven = self._proven_centred()
@@ -246,7 +247,20 @@ class SubtitleLayout:
             self._learn(lines, anchors, kept)
         if kept == result.lines:
             return result, dropped, unsure
-        return replace(result, lines=kept), dropped + len(result.lines) - len(kept), unsure
+        return _with_doubtful(replace(result, lines=kept), doubtful), dropped + len(result.lines) - len(kept), unsure
+
+    def _doubtful_glyphs(self, result: OcrResult) -> tuple[OcrLine, ...]:
+        """The centred lines of ``result``'s glyphs-only read too unsure to take (under GLYPHS_ONLY_SURE): a subtitle
+        over a page of print its first frames read unsurely, or print the glyph image kept. Once the zone proved
+        where its subtitles are drawn."""
+        alone = result.glyphs_only
+        if alone is None or not self._proven_centred():
+            return ()
+        return tuple(
+            ln for ln in alone.lines
+            if ln.box is not None and ln.confidence < GLYPHS_ONLY_SURE and comparable(ln.text)
+            and self._line_centred(ln) and self._height_fits(ln.box)
+        )
 
     def _part_of_said(self, text: str) -> bool:
         """``text`` is most of a part of a longer text read centred lately: its characters, in order, make up at least
@@ -539,6 +553,14 @@ def _piece_of(part: OcrLine, whole: OcrLine) -> bool:
         bool(a) and len(a) < len(b) and a in b
         and whole.box.x - slack <= part.box.x and part.box.x + part.box.w <= whole.box.x + whole.box.w + slack
     )
+
+
+def _with_doubtful(result: OcrResult, doubtful: tuple[OcrLine, ...]) -> OcrResult:
+    """``result``, judged blank, keeping ``doubtful`` (see SubtitleLayout._doubtful_glyphs) as its glyphs-only read:
+    no text of its own, but what the merger may start the next read's subtitle by (vidocr.merge's lead)."""
+    if result.lines or not doubtful:
+        return result
+    return replace(result, glyphs_only=OcrResult(doubtful))
 
 
 def _reads_within(text: str, other: str) -> bool:

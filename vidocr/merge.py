@@ -128,7 +128,7 @@ class CueMerger:
         if not pieces:
             opts, current = self.options, self._open
             ended = any(r.blank_ends for r in segment.reads)  # an UNSEEN read found the band blank
-            unsure = [r.result for r in segment.reads if comparable(r.result.text)]
+            unsure = [_evidence(r.result) for r in segment.reads if comparable(_evidence(r.result).text)]
             if unsure and not ended:
                 self._lead = (segment.start_ms, segment.end_ms, max(unsure, key=lambda r: r.confidence).text)
             if current is None or (blank[1] if blank is not None else current.end_ms) != segment.start_ms:
@@ -577,3 +577,11 @@ def _likeliest(votes: dict[str, float], own: str) -> str:
     if best == comparable(own):
         return own
     return max((c for c in votes if comparable(c) == best), key=lambda c: votes[c])
+
+
+def _evidence(result: OcrResult) -> OcrResult:
+    """What a read too unsure to count shows: its text, or for a read the layout judged blank, the glyphs-only
+    lines it kept as too unsure to take (vidocr.layout's _with_doubtful)."""
+    if not comparable(result.text) and result.glyphs_only is not None:
+        return result.glyphs_only
+    return result
