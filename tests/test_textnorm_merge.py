@@ -484,3 +484,22 @@ def test_a_blank_read_whose_glyphs_alone_read_unsurely_like_the_subtitle_after_i
     cues = run(seg(0, 13733, (40, 40, "小声点，他们会听见的")), seg(13733, 14100), blank,
                seg(14433, 16367, (14467, 14433, line), sim=0.38))
     assert cues == [(0, 13733, "小声点，他们会听见的"), (14433, 16367, line)], cues
+
+
+def test_a_piece_too_brief_to_be_a_subtitle_that_reads_like_the_cue_before_it_is_that_cues_end() -> None:
+    # Fourth seeds check ``49_cuts``: a cut under "你确定是这栋房子吗" 2 frames before it left; those frames, the most
+    # compressed, read "你确定是这称房字吧" (0.91): too unlike it to join (join_similarity), too brief to be a cue of
+    # its own (min_duration_ms), so the cue ended 2 frames early. Such a piece, reading like the cue before it
+    # (misread_similarity), is that cue's end.
+    line = "你确定是这栋房子吗"
+    brief = seg(9933, 10000, (9967, 9933, "你确定是这称房字吧", 0.91), sim=0.41)
+    assert run(seg(0, 9933, (33, 0, line)), brief, seg(10000, 10300)) == [(0, 10000, line)]
+    # ... also when the next subtitle follows at once.
+    assert run(seg(0, 9933, (33, 0, line)), brief, seg(10000, 11000, (10033, 10000, "有人在吗"))) == [
+        (0, 10000, line), (10000, 11000, "有人在吗")]
+    # A brief piece reading other text is no cue and no part of the one before; one long enough is a cue.
+    other = seg(9933, 10000, (9967, 9933, "有人在吗", 0.91), sim=0.41)
+    assert run(seg(0, 9933, (33, 0, line)), other, seg(10000, 10300)) == [(0, 9933, line)]
+    long = seg(9933, 10200, (9967, 9933, "你确定是这称房字吧", 0.91), sim=0.41)
+    assert run(seg(0, 9933, (33, 0, line)), long, seg(10200, 10300)) == [
+        (0, 9933, line), (9933, 10200, "你确定是这称房字吧")]

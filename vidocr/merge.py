@@ -347,9 +347,27 @@ class CueMerger:
             prev.results.extend(current.results + piece.results)
             self._open, self._prev = prev, None
             return []
+        if self._folded(prev, current):
+            self._open = piece  # the cue before it is held back still
+            return []
         out = self._emit(prev)
         self._prev, self._open = current, piece
         return out
+
+    def _folded(self, prev: _Open | None, current: _Open | None) -> bool:
+        """Whether ``current``, too brief to be a subtitle (``min_duration_ms``), right after ``prev`` and read like it
+        (``misread_similarity``), was the end of that subtitle misread (the frames after a cut under it are the most
+        compressed: "你确定是这称房字吧" for 2 frames after "你确定是这栋房子吗"): then ``prev`` ends where it did."""
+        if (
+            prev is not None
+            and current is not None
+            and prev.end_ms == current.start_ms
+            and current.end_ms - current.start_ms < self.options.min_duration_ms
+            and text_similarity(prev.text(), current.text()) >= self.options.misread_similarity
+        ):
+            prev.end_ms = current.end_ms
+            return True
+        return False
 
     def _joinable(self, a: _Open, b: _Open, mask_sim: float) -> bool:
         ta, tb = comparable(a.text()), comparable(b.text())
@@ -386,6 +404,8 @@ class CueMerger:
         self._rejoin()
         prev, current = self._prev, self._open
         self._prev = self._open = None
+        if self._folded(prev, current):
+            current = None
         return self._emit(prev) + self._emit(current)
 
     def _emit(self, piece: _Open | None) -> list[Cue]:
