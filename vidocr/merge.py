@@ -128,7 +128,7 @@ class CueMerger:
         if not pieces:
             opts, current = self.options, self._open
             ended = any(r.blank_ends for r in segment.reads)  # an UNSEEN read found the band blank
-            unsure = [_evidence(r.result) for r in segment.reads if comparable(_evidence(r.result).text)]
+            unsure = [e for e in (_evidence(r.result) for r in segment.reads) if comparable(e.text)]
             if unsure and not ended:
                 self._lead = (segment.start_ms, segment.end_ms, max(unsure, key=lambda r: r.confidence).text)
             if current is None or (blank[1] if blank is not None else current.end_ms) != segment.start_ms:
