@@ -48,6 +48,16 @@ FONTS: dict[str, dict[str, list[str]]] = {
         "sign": ["Liberation Sans"],
     },
 }
+#: The Debian package of each font above: libass falls back to another font silently, so a missing one would make
+#: another corpus (session 37 rendered half of it in fallback fonts before this was checked).
+FONT_PACKAGES = {
+    "DejaVu Sans": "fonts-dejavu-core", "DejaVu Serif": "fonts-dejavu-core", "Liberation Serif": "fonts-liberation2",
+    "Liberation Sans": "fonts-liberation2", "Comic Neue": "fonts-comic-neue", "WenQuanYi Zen Hei": "fonts-wqy-zenhei",
+    "WenQuanYi Micro Hei": "fonts-wqy-microhei", "IPAGothic": "fonts-ipafont-gothic",
+    "IPAPGothic": "fonts-ipafont-gothic", "IPAMincho": "fonts-ipafont-mincho", "AR PL UMing CN": "fonts-arphic-uming",
+    "FreeSans": "fonts-freefont-ttf", "Nimbus Roman": "fonts-urw-base35", "URW Gothic": "fonts-urw-base35",
+    "C059": "fonts-urw-base35",
+}
 SEEDS = {"dev": 1000, "check": 2000}
 MATE = Path("/usr/share/backgrounds/mate")
 
@@ -231,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--count is the end clip number (exclusive), so it must be above --start {args.start}: "
                      f"--start {args.start} --count {args.start + len(THEMES)} renders each theme once more")
     halves = ["dev", "check"] if args.half == "both" else [args.half]
+    fonts = {"WenQuanYi Zen Hei"} | {f for half in halves for role in FONTS[half].values() for f in role}
+    lacking = sorted(f for f in fonts if not libass.has_font(f))
+    if lacking:
+        packages = " ".join(sorted({FONT_PACKAGES.get(f, "?") for f in lacking}))
+        parser.exit(2, f"libass_corpus: fonts missing: {', '.join(lacking)} (apt-get install {packages})\n")
     for half in halves:
         for index in range(args.start, args.count):
             clip = plan(half, index)
