@@ -109,6 +109,12 @@ SPECS: dict[str, Clip] = {
     "font-kana": _clip("font-kana", _events(8, (JA[0], 30, 8), (JA[1], 30, 0)), style=_style("IPAGothic")),
     # Gaps of 1, 2, 3, 5 and 10 frames between cues.
     "gaps": _clip("gaps", _gaps(1, 2, 3, 5, 10)),
+    # Spaces between the phrases of CJK lines (Chinese and Japanese subtitles use them as pauses): kept, one each.
+    "cjk-phrase-space": _clip(
+        "cjk-phrase-space",
+        _events(8, ("东西 要我帮你拿吗", 30, 8), ("我们没有时间了 快走吧", 30, 8), (JA[2] + " " + JA[1], 30, 0)),
+        style=_style("WenQuanYi Zen Hei"),
+    ),
     # Very short cues (0.32-0.56 s) and one-to-three-glyph lines: alone in a video, and after an ordinary line.
     "short-latin": _clip("short-latin", _events(8, ("OK.", 10, 12), ("No!", 14, 0))),
     "short-cjk": _clip("short-cjk", _events(8, (ZH[0], 30, 8), ("嗯", 8, 12), ("好。", 15, 0)),

@@ -198,3 +198,33 @@ def test_a_stray_cjk_glyph_in_a_latin_line_gives_way_to_the_likeliest_latin_char
     assert text == "Howmuch there"
     chinese = steps(("图", None), ("书", None), ("馆", "c"))
     assert ocr._decode(chinese)[0] == "图书馆"
+
+
+def test_a_space_between_two_phrases_of_a_cjk_line_is_read_where_the_recogniser_barely_ranks_it() -> None:
+    """Chinese and Japanese subtitles separate phrases with a space ("东西 要我帮你拿吗"). The recogniser ranks that
+    space far under "blank" (0.01-0.45 on libass-rendered lines) and gives it nothing between the letters of a
+    phrase: between two CJK letters a space at space_min_cjk is kept; between Latin letters it takes space_min."""
+    ocr = PpOcr()
+    index = {char: i for i, char in enumerate(ocr.characters) if char}
+    space = len(ocr.characters) - 1
+
+    def steps(text: str, gap_space: float) -> np.ndarray:
+        """``text`` with "|" where a step gives the space ``gap_space`` (blank the rest), a blank step elsewhere."""
+        rows = []
+        for char in text:
+            row = np.full(len(ocr.characters), 1e-5, np.float32)
+            if char == "|":
+                row[0], row[space] = 1 - gap_space, gap_space
+            else:
+                row[index[char]] = 0.95
+            rows.append(row)
+            blank = np.full(len(ocr.characters), 1e-5, np.float32)
+            blank[0] = 0.99
+            rows.append(blank)
+        return np.array(rows)
+
+    assert ocr._decode(steps("东西|要我", 0.12))[0] == "东西 要我"
+    assert ocr._decode(steps("もう|時間", 0.06))[0] == "もう 時間"
+    assert ocr._decode(steps("东西|要我", 0.001))[0] == "东西要我"  # within a phrase
+    assert ocr._decode(steps("ab|cd", 0.12))[0] == "abcd"
+    assert ocr._decode(steps("ab|cd", 0.4))[0] == "ab cd"

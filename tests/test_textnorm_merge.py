@@ -503,3 +503,19 @@ def test_a_piece_too_brief_to_be_a_subtitle_that_reads_like_the_cue_before_it_is
     long = seg(9933, 10200, (9967, 9933, "你确定是这称房字吧", 0.91), sim=0.41)
     assert run(seg(0, 9933, (33, 0, line)), long, seg(10200, 10300)) == [
         (0, 9933, line), (9933, 10200, "你确定是这称房字吧")]
+
+
+def test_the_space_between_two_phrases_of_a_cjk_line_is_what_most_reads_of_its_letters_say() -> None:
+    """The recogniser barely ranks the space between two phrases of a Chinese line (PpOcrConfig.space_min_cjk): a
+    read may miss it, or add one where it lost a glyph. The reads with the line's letters vote on each such space,
+    whichever read wins the text."""
+    spaced = run(seg(0, 2000, (40, 40, "东西要我帮你拿吗", 0.995), (500, 500, "东西 要我帮你拿吗"),
+                     (900, 900, "东西 要我帮你拿吗"), (1300, 1300, "东西要我帮你拿吗")))
+    assert spaced == [(0, 2000, "东西 要我帮你拿吗")]
+    one_of_four = run(seg(0, 2000, (40, 40, "东西要我帮你 拿吗", 0.995), (500, 500, "东西要我帮你拿吗"),
+                          (900, 900, "东西要我帮你拿吗"), (1300, 1300, "东西要我帮你拿吗")))
+    assert one_of_four == [(0, 2000, "东西要我帮你拿吗")]
+    # Two lines: each votes on its own.
+    two = run(seg(0, 2000, (40, 40, "我们走吧\n东西要我帮你拿吗"), (500, 500, "我们走吧\n东西 要我帮你拿吗"),
+                  (900, 900, "我们 走吧\n东西 要我帮你拿吗")))
+    assert two == [(0, 2000, "我们走吧\n东西 要我帮你拿吗")]

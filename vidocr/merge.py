@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
-from vidocr.textnorm import comparable, in_order, normalize_text, text_similarity
+from vidocr.textnorm import comparable, in_order, is_cjk, normalize_text, text_similarity
 from vidocr.types import Box, Cue, OcrResult
 
 #: Single glyphs that recognisers read off straight edges and bars (after `comparable`).
@@ -539,7 +539,41 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
     text = texts[best]
     if len(results) >= 2 and not winner.translation and len(set(texts)) > 1:
         text = _vote_chars(winner, [r for i, r in enumerate(results) if i != best]) or text
+        text = _vote_phrase_spaces(text, texts)
     return text, winner.confidence, translation
+
+
+def _phrases(line: str) -> tuple[str, frozenset[int]]:
+    """``line`` without the spaces between two CJK letters, and where they stood (in the letters of that text)."""
+    kept: list[str] = []
+    at = set()
+    for i, char in enumerate(line):
+        if char == " " and 0 < i < len(line) - 1 and is_cjk(line[i - 1]) and is_cjk(line[i + 1]):
+            at.add(len(kept))
+        else:
+            kept.append(char)
+    return "".join(kept), frozenset(at)
+
+
+def _vote_phrase_spaces(text: str, texts: Sequence[str]) -> str:
+    """``text`` with a space between two of its CJK letters where more than half the reads of its letters put one,
+    and none where fewer than half do (the reads with as many letters vote; a tie keeps ``text``'s): the recogniser
+    ranks a space between two phrases of a Chinese or Japanese line barely above nothing (see
+    PpOcrConfig.space_min_cjk), so one read may miss it or, where a glyph was lost beside it, add one."""
+    lines = text.split("\n")
+    others = [t.split("\n") for t in texts]
+    voted = []
+    for k, line in enumerate(lines):
+        letters, mine = _phrases(line)
+        theirs = [_phrases(o[k]) for o in others if len(o) == len(lines)]
+        votes = [at for same, at in theirs if len(same) == len(letters)]  # the same letters, some read otherwise
+        if not votes:
+            voted.append(line)
+            continue
+        spaced = {i for i in range(1, len(letters)) if 2 * sum(i in at for at in votes) > len(votes)
+                  or (2 * sum(i in at for at in votes) == len(votes) and i in mine)}
+        voted.append("".join((" " if i in spaced else "") + char for i, char in enumerate(letters)))
+    return "\n".join(voted)
 
 
 def _vote_chars(winner: OcrResult, others: Sequence[OcrResult]) -> str | None:

@@ -21,6 +21,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vidocr.textnorm import is_cjk
+
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
 
@@ -57,6 +59,10 @@ class PpOcrConfig:
     text_score: float = 0.5
     #: A space the recogniser gives at least this probability between two characters is kept (ours).
     space_min: float = 0.3
+    #: ... between two CJK letters, this probability (ours): Chinese and Japanese subtitles put a space between
+    #: phrases ("东西 要我帮你拿吗"), and the recogniser ranks it at 0.005-0.45 there, far below "blank", while
+    #: between the letters of a phrase it gives the space nothing (under 1e-4; a gap where a glyph was lost, 0.05-0.4).
+    space_min_cjk: float = 0.01
 
 
 #: A detected text box (4 corner points, clockwise from top-left, image coordinates), its text, its score.
@@ -195,7 +201,8 @@ class PpOcr:
     ) -> tuple[str, float, tuple[int, int] | None, CharConf, tuple[float, ...]]:
         """Greedy CTC decoding (as rapidocr), plus the spaces greedy decoding drops: between two characters,
         a step where the space is the likeliest character and at least ``space_min`` likely is a space
-        (a word gap the model saw but ranked just below "blank": "vidocr从", "Weneed"). Also the probability
+        (a word gap the model saw but ranked just below "blank": "vidocr从", "Weneed"; between two CJK letters
+        ``space_min_cjk``: a phrase gap, "东西 要我"). Also the probability
         of each character of the text (an added space: the most its gap gave the space) and the step it was
         read at (an added space: the middle of its gap)."""
         tokens = pred.argmax(axis=1)
@@ -217,7 +224,8 @@ class PpOcr:
             char = self.characters[tokens[step]]
             if i and char != " " and text[-1] != " ":
                 gap = pred[steps[i - 1] + 1 : step]
-                if len(gap) and self._spaced(gap, space):
+                least = self.config.space_min_cjk if is_cjk(text[-1][-1]) and is_cjk(char[0]) else self.config.space_min
+                if len(gap) and self._spaced(gap, space, least):
                     text.append(" ")
                     char_conf.append(round(float(gap[:, space].max()), 5))
                     at.append((steps[i - 1] + step) / 2)
@@ -235,9 +243,9 @@ class PpOcr:
             last += 1  # the last character's run of steps
         return "".join(text), score, (chars[0], last), tuple(char_conf), tuple(at)
 
-    def _spaced(self, gap: np.ndarray, space: int) -> bool:
+    def _spaced(self, gap: np.ndarray, space: int, least: float) -> bool:
         rest = gap[:, 1:].max(axis=1)  # the likeliest non-blank character at each step
-        return bool(np.any((gap[:, space] >= self.config.space_min) & (gap[:, space] >= rest)))
+        return bool(np.any((gap[:, space] >= least) & (gap[:, space] >= rest)))
 
     # -- detection (DB) ---------------------------------------------------------------------------
     def _detect(self, img: np.ndarray, limit: int, upscale: bool = False) -> np.ndarray:
