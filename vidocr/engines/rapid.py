@@ -399,6 +399,8 @@ DECIDE_MAX = 12
 #: one by one). A box that long read as one or two characters votes as any line ("早" for a line of Hangul).
 SPECK_CHARS = 2
 SPECK_ASPECT = 4.0
+#: ... and the vote a pack gets for a speck counts this much less than a line's while the video is undecided.
+SPECK_WEIGHT = 0.5
 # Cyrillic or Greek read as Latin look-alikes mixes digits into capital words ("B 4YBCTBAX").
 _LOOKALIKE = re.compile(r"\b(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*[0-9])[A-Z0-9]{3,}\b")
 _PROBE_SCRIPTS = tuple(SCRIPTS.values())
@@ -435,6 +437,7 @@ class ScriptChooser:
         with self._lock:
             self.video = name
             self.votes: Counter[str] = Counter()
+            self.specks: Counter[str] = Counter()  # the votes of self.votes that specks gave
             self.decided: str | None = None
             self.unread: list[np.ndarray] = []  # crops of lines nothing read, for Tesseract's script detection
 
@@ -475,7 +478,8 @@ class ScriptChooser:
             return read_band_tesseract(self._ocr, self.final(decided), image)
         lines = []  # (box, vote, PP-OCR's text and score, the voted pack's text and confidence, crop)
         spanned = []  # each line as PP-OCR read it, for group_lines (spanned_pieces)
-        votes = []  # of the lines that are not specks
+        votes = []  # of the lines that are not specks, and of specks a pack read surely
+        specks: list[str] = []  # ... those specks' votes
         for found in read_all_again(self._ocr, image):
             quad, text, score = found[:3]
             x0, y0 = quad.min(axis=0)
@@ -502,6 +506,8 @@ class ScriptChooser:
                     best = (conf * share, script.pack, probe, conf)
             if best is not None:
                 lines.append((box, best[1], text, score, best[2], best[3], crop))
+                if speck:
+                    specks.append(best[1])
             else:
                 lines.append((box, "none", text, score, "", 0.0, crop))
                 if speck:
@@ -509,7 +515,7 @@ class ScriptChooser:
                 if len(self.unread) < 8:
                     self.unread.append(crop)
             votes.append(lines[-1][1])
-        self._vote(votes)
+        self._vote(votes, specks)
         leader = self.decided or self._leader()
         pieces: list[BoxPiece] = []
         cols: list[tuple[float, float] | None] = []
@@ -538,18 +544,22 @@ class ScriptChooser:
         return OcrResult(lines=tuple(group_lines(pieces, rtl=rtl, cols=cols, chars=chars, at=at)))
 
     def _leader(self) -> str | None:
-        """The recogniser the video leans to before it is decided: the most voted one, "none" only alone."""
+        """The recogniser the video leans to before it is decided: the most voted one, "none" only alone. A speck's
+        vote (see SPECK_CHARS) counts half here, and a pack wins a tie with PP-OCR, which can be sure of a look-alike
+        ("B YYBCTBAX"): an English video's first read boxed a speck the Thai pack read surely, the next read's line
+        PP-OCR read surely, and a 1-1 tie re-read that line with the Thai pack, a cue of Thai letters."""
         with self._lock:
-            real = [(n, k) for k, n in self.votes.items() if k != "none"]
+            real = [(n - SPECK_WEIGHT * self.specks[k], k != "ppocr", k) for k, n in self.votes.items() if k != "none"]
             if real:
-                return max(real)[1]
+                return max(real)[2]
             return "none" if self.votes else None
 
-    def _vote(self, votes: list[str]) -> None:
+    def _vote(self, votes: list[str], specks: Sequence[str] = ()) -> None:
         with self._lock:
             if self.decided is not None or not votes:
                 return
             self.votes.update(votes)
+            self.specks.update(specks)
             unread = self.votes["none"]
             real = Counter({k: n for k, n in self.votes.items() if k != "none"})
             seen = sum(real.values())
