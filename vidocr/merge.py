@@ -11,6 +11,7 @@ different line, even a near-identical one, starts a new cue.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
@@ -570,8 +571,8 @@ def _vote_phrase_spaces(text: str, texts: Sequence[str]) -> str:
         if not votes:
             voted.append(line)
             continue
-        spaced = {i for i in range(1, len(letters)) if 2 * sum(i in at for at in votes) > len(votes)
-                  or (2 * sum(i in at for at in votes) == len(votes) and i in mine)}
+        said = Counter(i for at in votes for i in at)
+        spaced = {i for i, n in said.items() if 2 * n > len(votes) or (2 * n == len(votes) and i in mine)}
         voted.append("".join((" " if i in spaced else "") + char for i, char in enumerate(letters)))
     return "\n".join(voted)
 

@@ -554,7 +554,7 @@ class ScriptChooser:
                 return max(real)[2]
             return "none" if self.votes else None
 
-    def _vote(self, votes: list[str], specks: Sequence[str] = ()) -> None:
+    def _vote(self, votes: list[str], specks: list[str]) -> None:
         with self._lock:
             if self.decided is not None or not votes:
                 return
