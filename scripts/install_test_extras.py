@@ -30,7 +30,7 @@ APT_PACKAGES = [
     "libfribidi0",  # Pillow's text layout (libraqm) loads it to shape Arabic
     "chromium",  # tests/test_serve_browser.py drives it with Playwright (whose own browser download is not used)
     # tests/test_libass_classes.py: FFmpeg with libass (its ass filter burns the subtitles in) and the clips' fonts
-    "ffmpeg", "fontconfig", "fonts-liberation2", "fonts-wqy-zenhei", "fonts-ipafont-gothic",
+    "ffmpeg", "fontconfig", "fonts-liberation2", "fonts-wqy-zenhei", "fonts-ipafont-gothic", "fonts-arphic-uming",
 ]
 
 

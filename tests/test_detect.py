@@ -847,3 +847,47 @@ def test_a_line_redrawn_in_place_seen_by_its_profile_alone_is_split_where_its_pr
     # the new profile held a sample: the change was where it stepped, a sample before (the cue ended 2 frames late).
     first, then = _light_line("The train leaves at half past nine.", 1), _light_line("Nobody knows where he went.", 1)
     assert _drift_splits([first] * 30 + [then] * 30) == [30]
+
+
+def _thin_band(shapes: str) -> np.ndarray:
+    """A 30-row band's edge mask (0/1) with a line of 21-row shapes drawn in one-pixel strokes: "g" a glyph whose
+    strokes cross its middle (a "干" of a Ming face at the analysis scale, filling 0.14 of its box), "o" an outline
+    as large (a frame, a box's edges), "w" one sparse shape three glyphs wide."""
+    mask = np.zeros((30, 640), np.uint8)  # the glyphs take 1% of it: a clean band (detect.CLEAN_BAND)
+    for i, kind in enumerate(shapes):
+        x, y = 20 + 24 * i, 4
+        if kind == "g":
+            cv2.line(mask, (x, y + 2), (x + 17, y + 2), 1)
+            cv2.line(mask, (x + 1, y + 10), (x + 16, y + 10), 1)
+            cv2.line(mask, (x + 9, y), (x + 9, y + 20), 1)
+        elif kind == "w":  # one wide sparse shape (grass blades, grain), three glyphs wide
+            for row in (y + 8, y + 12):
+                cv2.line(mask, (x, row), (x + 59, row), 1)
+            for col in (x + 15, x + 30, x + 45):
+                cv2.line(mask, (col, y), (col, y + 20), 1)
+        else:
+            cv2.rectangle(mask, (x, y), (x + 17, y + 20), 1)
+    return mask
+
+
+def test_a_line_of_thin_strokes_is_text_where_outlines_are_not() -> None:
+    # Fourth seeds check 58_cjk-shake: "火车九点半开" in AR PL UMing over a dark picture from frame 18; its glyphs'
+    # masks fill 0.15-0.18 of their boxes, under the 0.2 an outline's edges fill, so no text line was found until a cut
+    # put grass behind them 37 frames later. With a band as tight as the line, its vertical strokes were also as long as
+    # the straight picture edges text_lines removes.
+    glyphs, outlines = _thin_band("gggg"), _thin_band("oooo")
+    assert text_lines(glyphs, min_height=6, cut_glued=True)[1] == []
+    assert text_lines(glyphs, min_height=6, cut_glued=True, thin_strokes=True)[1] == []  # the strokes cut away
+    lines = text_lines(glyphs, min_height=6, cut_glued=True, thin_strokes=True, line_rows=22)[1]
+    assert [(ln.x0, ln.x1, ln.glyphs) for ln in lines] == [(20, 20 + 24 * 3 + 18, 4)], lines
+    assert text_lines(outlines, min_height=6, cut_glued=True, thin_strokes=True, line_rows=22)[1] == []
+    # A lone sparse component is no line, however wide (a dense one is: a word whose letters touch).
+    assert text_lines(_thin_band("w"), min_height=6, cut_glued=True, thin_strokes=True, line_rows=22)[1] == []
+    # The change detector looks for thin strokes where it finds no other text line in the band.
+    det = BandChangeDetector(DetectOptions(), 25.0, core_rows=(3, 26))
+    blank = np.zeros_like(glyphs)
+    frames = [blank] * 6 + [glyphs] * 10 + [blank] * 6
+    events = [e for i, edges in enumerate(frames) for e in det.push(Timestamp(i, TB), edges)]
+    events += det.finish(Timestamp(len(frames), TB))
+    spans = [(e.segment.start.pts, e.segment.has_text) for e in events if isinstance(e, SegmentStarted)]
+    assert spans == [(0, False), (6, True), (16, False)], spans

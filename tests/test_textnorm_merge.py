@@ -248,10 +248,11 @@ def test_a_read_across_a_cut_that_lost_a_glyph_inside_the_line_keeps_its_width_a
         SegmentRecord(1900, 2300, [boxed(1940, "你天晚上去哪儿了", Box(313, 8, 220, 37), 0.93)], 0.0),
     )
     assert [text for _, _, text in cues] == ["你昨天晚上去哪儿了", "你天晚上去哪儿了"]
-    # As wide, but not the same characters in order: two cues.
+    # As wide, but not the same characters in order, and read as surely: two cues (read less surely, it would be the
+    # first one misread: see test_a_piece_read_once_less_surely_than_the_subtitle_it_touches_and_like_it_is_that_one).
     cues = run(
         SegmentRecord(0, 1900, [boxed(40, "你昨天晚上去哪儿了", Box(300, 8, 247, 37))]),
-        SegmentRecord(1900, 2300, [boxed(1940, "你天晚上去哪里了", Box(288, 8, 262, 37), 0.93)], 0.0),
+        SegmentRecord(1900, 2300, [boxed(1940, "你天晚上去哪里了", Box(288, 8, 262, 37), 0.99)], 0.0),
     )
     assert [text for _, _, text in cues] == ["你昨天晚上去哪儿了", "你天晚上去哪里了"]
 
@@ -387,6 +388,22 @@ def test_blank_reads_where_the_detector_held_the_subtitle_s_mask_are_that_subtit
     assert after == [(0, 433, line), (733, 1000, "你听我说")], after
 
 
+def test_a_blank_read_after_a_cut_where_the_detector_held_lines_in_the_subtitle_s_place_is_that_subtitle() -> None:
+    # Third seeds check 37_cuts: a cut under the line; its mask changed with the picture (similarity 0.0),
+    # its lines stayed where they were, and the recogniser read nothing for 14 frames: one cue, not two.
+    line = "谢谢你大老远跑过来"
+    place, moved = Box(472, 630, 336, 44), Box(180, 630, 336, 44)
+
+    def cues(blank_box: Box | None) -> list[tuple[int, int, str]]:
+        return run(SegmentRecord(14467, 16067, [Read(14500, 14467, result(line))], 0.0, Box(472, 628, 340, 44)),
+                   SegmentRecord(16067, 16533, [Read(16100, 16067, result(""))], 0.0, blank_box),
+                   SegmentRecord(16533, 17033, [Read(16567, 16533, result(line))], 0.27, Box(472, 638, 336, 38)))
+
+    assert cues(place) == [(14467, 17033, line)]
+    # Lines elsewhere in the band (picture detail in a gap), or none: a gap between two showings of the line.
+    assert cues(moved) == cues(None) == [(14467, 16067, line), (16533, 17033, line)]
+
+
 def test_a_segment_read_too_unsure_to_count_like_the_subtitle_after_it_is_that_subtitle_appearing() -> None:
     # The libass check set (06_lowres, 360p at CRF 42 with grain): the first frames of a subtitle read "人车九点"
     # at 0.55, below min_confidence; the next segment, its mask alike, reads "火车九点半开" at 1.0. The subtitle
@@ -497,12 +514,44 @@ def test_a_piece_too_brief_to_be_a_subtitle_that_reads_like_the_cue_before_it_is
     # ... also when the next subtitle follows at once.
     assert run(seg(0, 9933, (33, 0, line)), brief, seg(10000, 11000, (10033, 10000, "有人在吗"))) == [
         (0, 10000, line), (10000, 11000, "有人在吗")]
-    # A brief piece reading other text is no cue and no part of the one before; one long enough is a cue.
+    # A brief piece reading other text is no cue and no part of the one before; one long enough, read as surely, is a
+    # cue.
     other = seg(9933, 10000, (9967, 9933, "有人在吗", 0.91), sim=0.41)
     assert run(seg(0, 9933, (33, 0, line)), other, seg(10000, 10300)) == [(0, 9933, line)]
-    long = seg(9933, 10200, (9967, 9933, "你确定是这称房字吧", 0.91), sim=0.41)
+    long = seg(9933, 10200, (9967, 9933, "你确定是这称房字吧", 0.99), sim=0.41)
     assert run(seg(0, 9933, (33, 0, line)), long, seg(10200, 10300)) == [
         (0, 9933, line), (9933, 10200, "你确定是这称房字吧")]
+
+
+def test_a_piece_read_once_less_surely_than_the_subtitle_it_touches_and_like_it_is_that_one() -> None:
+    """Reads at a cut, a fade or over print moving behind a line may lose a glyph or take one in from the picture; a
+    piece of the subtitle read once that way, touching the rest of it, had made a cue of its own."""
+    # New seeds check 13_cuts: the line's last frames, read once, after four reads of it.
+    line = "东西 要我帮你拿吗"
+    sure = seg(2200, 2933, *((t, t - 33, line, 1.0) for t in (2233, 2667, 2733, 2800)))
+    end = seg(2933, 3300, (2967, 2933, "东西要我帮你拿吗", 0.998), (3133, 3100, "东西要我郑你鸣", 0.882), sim=0.3)
+    assert run(sure, end, seg(3300, 3467)) == [(2200, 3300, line)]
+    # New seeds check 19_ts-signs: the first frames after a cut, read once, before one read of the line.
+    first = seg(10208, 10583, (10250, 10208, "他记明大-上回来", 0.936), sim=0.04)
+    assert run(first, seg(10583, 11292, (10625, 10583, "他说明天早上回来", 1.0), sim=0.35), seg(11292, 11417)) == [
+        (10208, 11292, "他说明天早上回来")]
+    # New seeds dev 21_two-line: a glyph of the picture taken in, a letter misread; the lower line read right.
+    two = "Keep your voice down, they'll hear us.\nCan you hear me now?"
+    misread = seg(3833, 5433, (3867, 3833, "oKeep your yoice down, they'll hear us.\nCan you hear me-now?", 0.975),
+                  sim=0.35)
+    assert run(misread, seg(5433, 5867, (5467, 5433, two, 0.993), sim=0.58), seg(5867, 6033)) == [(3833, 5867, two)]
+    # Not when the piece is read as surely as the subtitle: that is a subtitle of its own.
+    first_sure = seg(10208, 10583, (10250, 10208, "他记明大-上回来", 1.0), sim=0.04)
+    assert len(run(first_sure, seg(10583, 11292, (10625, 10583, "他说明天早上回来", 1.0), sim=0.35))) == 2
+    # Not when one is the other with characters left out: text growing in place is two subtitles.
+    grown = [seg(0, 1000, (40, 0, "你听我说完这句", 0.9)), seg(1000, 2000, (1040, 1000, "你听我说完这句话", 1.0))]
+    assert [text for _, _, text in run(*grown)] == ["你听我说完这句", "你听我说完这句话"]
+    # Not when a line is unlike its counterpart: the lower line of a two-line cue changed (its upper line misread).
+    changed = "Keep your voice down, they'll hear us.\nIs anyone there?"
+    lower = seg(5433, 5867, (5467, 5433, "Keep your volce down, they'll hear us.\nCan you hear me now?", 0.9))
+    assert len(run(seg(3833, 5433, (3867, 3833, changed, 0.99)), lower)) == 2
+    # Not for short lines, alike by chance.
+    assert len(run(seg(0, 1000, (40, 0, "Hey you.", 0.99)), seg(1000, 1500, (1040, 1000, "Why you?", 0.9)))) == 2
 
 
 def test_the_space_between_two_phrases_of_a_cjk_line_is_what_most_reads_of_its_letters_say() -> None:

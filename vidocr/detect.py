@@ -90,6 +90,9 @@ SMALL_PART = 0.5
 DENSE = 0.4
 #: ... and where more than this share of as many pixels went the other way, picture detail moved there.
 MOVED_SHARE = 0.35
+#: A band whose edge pixels are at most this share of it is clean (a smooth picture behind the subtitle): only there
+#: does the change detector look for lines of thin strokes (see BandChangeDetector._text).
+CLEAN_BAND = 0.02
 
 
 @dataclass(frozen=True)
@@ -339,11 +342,25 @@ class BandChangeDetector:
             changed = int(np.count_nonzero(prev[0] != edges))
             if changed <= max(8, 0.01 * int(np.count_nonzero(edges))):
                 return prev[1], prev[2]
-        mask, lines = text_lines(edges, min_height=self._min_height, cut_glued=True)
+        core = self._core
+        mask, lines = self._in_core(*text_lines(edges, min_height=self._min_height, cut_glued=True))
+        if not lines and np.count_nonzero(edges) <= CLEAN_BAND * edges.size:
+            # No line of glyphs that fill their boxes, in a band otherwise clean: a line of thin strokes (a Ming face
+            # at the analysis scale) may be there alone. Looked for only then: in a busy picture or in grain, sparse
+            # shapes crossing their middle abound. Its vertical strokes may be as long as the straight picture edges
+            # text_lines removes where the band is tight around the subtitle rows: keep runs as tall as those rows.
+            rows = core[1] - core[0] if core is not None else 0
+            mask, lines = self._in_core(
+                *text_lines(edges, min_height=self._min_height, cut_glued=True, thin_strokes=True, line_rows=rows)
+            )
+        self._prev_text = (edges, mask, lines)
+        return mask, lines
+
+    def _in_core(self, mask: np.ndarray, lines: list[TextLine]) -> tuple[np.ndarray, list[TextLine]]:
+        """No text when no line is in the rows where the band finder saw subtitle lines."""
         core = self._core
         if core is not None and lines and not any(ln.y0 < core[1] and ln.y1 > core[0] for ln in lines):
-            mask, lines = np.zeros_like(mask), []
-        self._prev_text = (edges, mask, lines)
+            return np.zeros_like(mask), []
         return mask, lines
 
     def finish(self, end: Timestamp) -> Iterator[DetectorEvent]:

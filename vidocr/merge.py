@@ -42,8 +42,12 @@ class MergeOptions:
         stays two cues).
     unread_ms: blank segments of up to this much in all, between two reads of the same subtitle, are that
         subtitle when the detector held text lines in every one of them (it asked for reads), the first one's
-        mask alike the subtitle's (``join_mask``), and the recogniser read nothing there: a line it lost for a
+        mask alike the subtitle's (``join_mask``) or its lines where the subtitle's were (a cut under the line
+        changes the mask, not the lines' place), and the recogniser read nothing there: a line it lost for a
         moment over a moving picture, not a gap (a gap's frames show no text lines, or another mask).
+    line_similarity: a piece of a subtitle read once, touching another, is that subtitle misread when each of its lines
+        is at least this like the other's line and its read is less sure than the other's surest (see
+        :func:`_lone_misread`).
     unsure: a lone read below this confidence that is like (``misread_similarity``) a surer read right
         after it, sharing no line with it, is a misread of that read's subtitle, not a subtitle of its own
         (360p, heavy compression: "Wihen. wer list h'gi" 0.71 before "Where were you last night?" 0.95).
@@ -59,6 +63,7 @@ class MergeOptions:
     misread_similarity: float = 0.5
     bridge_ms: int = 100
     unread_ms: int = 1000
+    line_similarity: float = 0.6
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,11 @@ class CueMerger:
                 or (
                     bool(segment.reads)
                     and not ended
-                    and (blank is not None or segment.mask_similarity >= opts.join_mask)
+                    and (
+                        blank is not None
+                        or segment.mask_similarity >= opts.join_mask
+                        or _same_place(segment.box, current.box)
+                    )
                 )
             )
             start = blank[0] if blank is not None else segment.start_ms
@@ -374,6 +383,8 @@ class CueMerger:
         ta, tb = comparable(a.text()), comparable(b.text())
         if ta == tb:
             return True
+        if _lone_misread(a, b, self.options.line_similarity) or _lone_misread(b, a, self.options.line_similarity):
+            return True
         if tb and tb in ta and _within(_extent(b.results), _extent(a.results)):
             # The later read lost glyphs of the same line (a cut put a bright background behind them):
             # subtitles do not shrink in place, while growing ones ("你听我说" -> "你听我说完") do exist.
@@ -465,6 +476,35 @@ def _part_misread(lone: OcrResult, later: OcrResult, unsure: float = 1.0) -> boo
     )
 
 
+#: Comparable characters the longer text needs for :func:`_lone_misread`: short lines ("Hey you.", "Why you?") are
+#: alike by chance.
+LONE_MIN_CHARS = 8
+
+
+def _lone_misread(lone: _Open, sure: _Open, line_similarity: float) -> bool:
+    """``lone``, read once, touching ``sure``, is ``sure``'s subtitle misread: its read is less sure than ``sure``'s
+    surest, it has as many lines, each like (``line_similarity``) the line of ``sure``'s text in its place, and neither
+    text is the other with characters left out (text growing or shrinking in place, "他来了" -> "他们来了", changes
+    the subtitle). The frames at a cut, a fade or over print moving behind a line are the most compressed or
+    cluttered, and a read there may take in a glyph of the picture or lose one ("东西要我郑你鸣" 0.88 after four
+    reads of "东西 要我帮你拿吗" 1.0, "oKeep your yoice ..." 0.975 before "Keep your voice ..." 0.993), while
+    subtitles that follow each other are lines unalike (a two-line cue whose lower line changes keeps its upper one:
+    the changed line is unlike its former self)."""
+    if len(lone.results) != 1:
+        return False
+    read, text = lone.results[0], sure.text()
+    if read.confidence >= max(r.confidence for r in sure.results):
+        return False
+    a, b = comparable(read.text), comparable(text)
+    if max(len(a), len(b)) < LONE_MIN_CHARS or in_order(a, b) or in_order(b, a):
+        return False
+    lines_a = [ln.text for ln in read.lines if comparable(ln.text)]
+    lines_b = [ln for ln in normalize_text(text).split("\n") if comparable(ln)]
+    return len(lines_a) == len(lines_b) and all(
+        text_similarity(x, y) >= line_similarity for x, y in zip(lines_a, lines_b, strict=True)
+    )
+
+
 def _extent(results: Sequence[OcrResult]) -> Box | None:
     """Union of the line boxes of the reads (None when the engine gave no boxes)."""
     boxes = [line.box for r in results for line in r.lines if line.box is not None]
@@ -495,6 +535,14 @@ def _glyphs_lost(ta: str, box_a: Box | None, tb: str, box_b: Box | None) -> bool
         return False
     glyph = long_box.w / len(long)
     return short_box.w > long_box.w - 0.5 * glyph * (len(long) - len(short))
+
+
+def _same_place(a: Box | None, b: Box | None) -> bool:
+    """Two segments' text lines (the detector's boxes) are in the same place: the same extent (:func:`_boxes_agree`)
+    on rows that overlap by at least half the shorter one's height."""
+    if a is None or b is None or not _boxes_agree(a, b):
+        return False
+    return min(a.y + a.h, b.y + b.h) - max(a.y, b.y) >= 0.5 * min(a.h, b.h)
 
 
 def _boxes_agree(a: Box | None, b: Box | None, tolerance: float = 0.04) -> bool:

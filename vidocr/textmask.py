@@ -273,7 +273,12 @@ class TextLine:
 
 
 def text_lines(
-    edges: np.ndarray, min_height: int = 6, max_height: int | None = None, cut_glued: bool = False
+    edges: np.ndarray,
+    min_height: int = 6,
+    max_height: int | None = None,
+    cut_glued: bool = False,
+    thin_strokes: bool = False,
+    line_rows: int = 0,
 ) -> tuple[np.ndarray, list[TextLine]]:
     """Keep the components of ``edges`` that form lines of text.
 
@@ -282,13 +287,17 @@ def text_lines(
     most about two glyph heights, or a single wide component (a word whose letters touch through
     their outline). Texture gives components too, but rarely this regular; OCR has the last word.
     With ``cut_glued``, components rejected whole are first cut at their thin rows (:func:`_thin_rows`:
-    a subtitle glued to a sign's frame); the change detector asks for it, the zone finder does not.
+    a subtitle glued to a sign's frame); the change detector asks for it, the zone finder does not. With
+    ``thin_strokes``, sparse components whose strokes cross their middle count as glyphs too (see :func:`_candidates`):
+    the change detector asks for it, inside the zone the finder found; the finder, looking at the whole frame, does not
+    (it would find picture detail). ``line_rows``: how tall the subtitle lines are where known (the change detector
+    knows the rows the zone finder saw them in): straight runs up to that long are kept, a glyph's strokes.
     """
     height = edges.shape[0]
     max_height = max(min_height + 1, int(max_height or height * 0.9))
     # Long straight runs are picture edges (a bright wall next to a shadow), not strokes: remove
     # them so that they do not glue glyphs into one tall component.
-    run = max(8, min(max_height, int(height * 0.5)))
+    run = max(8, min(max_height, max(int(height * 0.5), line_rows + 1)))
     vertical: np.ndarray = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8))
     horizontal: np.ndarray = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((1, 3 * run), np.uint8))
     edges = edges & ~(vertical | horizontal) & 1
@@ -300,13 +309,13 @@ def text_lines(
     cells = ((closed.shape[0] + 1) // 2) * ((closed.shape[1] + 1) // 2)
     ltype = cv2.CV_16U if cells < 65535 else cv2.CV_32S
     count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8, ltype=ltype)
-    glyphs = _candidates(stats, min_height, max_height)
+    glyphs = _candidates(stats, min_height, max_height, labels if thin_strokes else None)
     thin = _thin_rows(labels, stats, glyphs, min_height) if cut_glued else None
     if thin is not None:
         # Components glued by a thin line (a sign's frame touching a subtitle) are cut apart there.
         closed = cv2.bitwise_and(closed, 1 - thin)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8, ltype=ltype)
-        glyphs = _candidates(stats, min_height, max_height)
+        glyphs = _candidates(stats, min_height, max_height, labels if thin_strokes else None)
     cands = [(*(int(v) for v in stats[i, :4]), int(i)) for i in np.flatnonzero(glyphs)]
     if not cands:
         return np.zeros_like(edges), []
@@ -345,7 +354,13 @@ def text_lines(
         gx0 = cands[group[0]][0]
         line_h = gy1 - gy0
         width = gx1 - gx0
-        single = len(group) == 1 and (width >= 2.0 * line_h or _glyph_like(stats[cands[a][4]], min_height))
+        # A lone component is a line only if it fills its box as glyphs do: a sparse one (see _candidates) may be a
+        # blade of grass or a blob of grain, and counts only beside others.
+        single = (
+            len(group) == 1
+            and _dense(stats[cands[a][4]])
+            and (width >= 2.0 * line_h or _glyph_like(stats[cands[a][4]], min_height))
+        )
         if (len(group) >= 2 and width >= 1.2 * line_h) or single:
             lines.append(TextLine(gx0, gy0, gx1, gy1, len(group)))
             keep_ids.extend(cands[g][4] for g in group)
@@ -358,14 +373,34 @@ def text_lines(
     return mask, lines
 
 
-def _candidates(stats: np.ndarray, min_height: int, max_height: int) -> np.ndarray:
+#: A component filling less than DENSE of its box is a glyph only if it fills at least SPARSE of it and at least
+#: CROSSING of its pixels lie in the middle half of its box (both ways): strokes crossing the glyph, not an outline.
+DENSE = 0.2
+SPARSE = 0.12
+CROSSING = 0.3
+
+
+def _dense(stat: np.ndarray) -> bool:
+    """A component fills at least DENSE of its box."""
+    return int(stat[cv2.CC_STAT_AREA]) >= DENSE * int(stat[cv2.CC_STAT_WIDTH]) * int(stat[cv2.CC_STAT_HEIGHT])
+
+
+def _candidates(stats: np.ndarray, min_height: int, max_height: int, labels: np.ndarray | None) -> np.ndarray:
     """Which components (rows of connectedComponentsWithStats' ``stats``; the background's is never one) may be a
-    glyph, or glyphs merged into one (bool)."""
+    glyph, or glyphs merged into one (bool). Sparse ones are looked at only given ``labels``."""
     w, h, area = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
     # Hollow shapes (edges of a flat object) and thin vertical strokes (poles, legs, frame edges) are not
     # glyphs; dense blobs are: glyphs merge into one at low resolution. Longer than 40 heights: straight
     # edges (horizon, frame borders).
-    ok: np.ndarray = (h >= min_height) & (h <= max_height) & (area >= 0.2 * w * h) & (w >= 0.2 * h) & (w <= 40 * h)
+    shaped = (h >= min_height) & (h <= max_height) & (w >= 0.2 * h) & (w <= 40 * h)
+    ok: np.ndarray = shaped & (area >= DENSE * w * h)
+    # A thin-stroked glyph (a Ming face at the analysis scale, its strokes one pixel wide) fills as little of its box
+    # as an outline does, but its strokes cross its middle ("火", "车", "开"), where an outline has none.
+    if labels is not None:
+        for i in np.flatnonzero(shaped & ~ok & (area >= SPARSE * w * h)):
+            x, y, cw, ch = (int(v) for v in stats[i, :4])
+            middle = labels[y + ch // 4 : y + ch - ch // 4, x + cw // 4 : x + cw - cw // 4] == i
+            ok[i] = np.count_nonzero(middle) >= CROSSING * int(area[i])
     ok[0] = False
     return ok
 

@@ -38,6 +38,9 @@ from .synth import X264_REPEATABLE
 
 #: A ``Scene.picture`` of this form is drawn here (a photo-like picture from the seed) instead of read from a file.
 GENERATED = "generated:"
+#: A smooth dark picture (an out-of-focus photo: dark gradients, a few soft pale streaks, no fine texture): see
+#: smooth_picture.
+SMOOTH = "smooth:"
 
 
 @dataclass(frozen=True)
@@ -252,6 +255,8 @@ def _photo(path: str, width: int, height: int) -> np.ndarray:
     """The picture as RGB, resized to cover 1.3x the frame (room for zoom, pan and shake)."""
     if path.startswith(GENERATED):
         return generated_picture(int(path[len(GENERATED):]), math.ceil(1.3 * width), math.ceil(1.3 * height))
+    if path.startswith(SMOOTH):
+        return smooth_picture(int(path[len(SMOOTH):]), math.ceil(1.3 * width), math.ceil(1.3 * height))
     img = cv2.imread(path, cv2.IMREAD_COLOR)
     if img is None:
         raise SystemExit(f"cannot read picture {path}")
@@ -531,3 +536,21 @@ def generated_picture(seed: int, width: int, height: int) -> np.ndarray:
         cv2.line(img, p1, p2, colour, int(rng.integers(1, 4)), cv2.LINE_AA)
     texture = cv2.GaussianBlur(rng.normal(0, 18, (height, width)).astype(np.float32), (0, 0), 1.2)
     return np.clip(img + texture[:, :, None], 0, 255).astype(np.uint8)
+
+
+def smooth_picture(seed: int, width: int, height: int) -> np.ndarray:
+    """A smooth dark picture (RGB) like an out-of-focus photo at dusk: a dark blue-grey gradient with a few soft,
+    pale, nearly horizontal streaks and faint grain; the same for the same arguments. Behind a subtitle it leaves
+    the glyphs' own strokes alone in the text mask, with no picture detail glued to them."""
+    rng = np.random.default_rng(seed)
+    rows = np.linspace(0.0, 1.0, height, dtype=np.float32)[:, None, None]
+    top, bottom = rng.uniform(50, 80, 3), rng.uniform(20, 45, 3)
+    img = np.broadcast_to(top * (1 - rows) + bottom * rows, (height, width, 3)).astype(np.float32).copy()
+    for _ in range(4):
+        y = int(rng.uniform(0.1, 0.9) * height)
+        drop = int(rng.normal(0, height / 20))
+        cv2.line(img, (0, y), (width, y + drop), tuple(float(c) for c in rng.uniform(110, 160, 3)),
+                 int(rng.integers(4, 10)), cv2.LINE_AA)
+    img = cv2.GaussianBlur(img, (0, 0), 3.0)
+    grain = cv2.GaussianBlur(rng.normal(0, 2.5, (height, width)).astype(np.float32), (0, 0), 1.0)
+    return np.clip(img + grain[:, :, None], 0, 255).astype(np.uint8)
