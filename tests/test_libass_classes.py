@@ -119,6 +119,14 @@ SPECS: dict[str, Clip] = {
     "short-cjk-ming": _clip("short-cjk-ming", _events(8, ("火车九点半开", 40, 8), ("走！", 15, 0)),
                             style=_style("AR PL UMing CN", size=0.07, outline=1.2), width=1280, height=720,
                             picture=-3),
+    # A line changed in place by one word, the next subtitle following at once (no gap).
+    "word-change": _clip("word-change", _events(8, ("We should leave before the rain starts.", 30, 0),
+                                               ("We should leave before the snow starts.", 30, 0),
+                                               ("I found the letter in his coat.", 30, 0),
+                                               ("I found the letter in his car.", 30, 0))),
+    "word-change-zh": _clip("word-change-zh", _events(8, ("我们明天再见吧", 30, 0), ("我们后天再见吧", 30, 0),
+                                                     ("你昨天晚上去哪儿了", 30, 0), ("你今天晚上去哪儿了", 30, 0)),
+                            style=_style("WenQuanYi Zen Hei"), motion="pan"),
     # Gaps of 1, 2, 3, 5 and 10 frames between cues.
     "gaps": _clip("gaps", _gaps(1, 2, 3, 5, 10)),
     # Spaces between the phrases of CJK lines (Chinese and Japanese subtitles use them as pauses): kept, one each.
@@ -178,6 +186,10 @@ SPECS: dict[str, Clip] = {
 #: Classes vidocr does not get right yet, with what came out when last measured (frames of the clip): not collected
 #: as tests. ``python bench/libass_classes.py`` says when one passes: then remove it here, and it is tested.
 KNOWN_FAILING: dict[str, str] = {
+    "word-change": "each line changed in place by one word is joined to the line before it: 2 cues for 4 (8-68 "
+                   "'We should leave before the rain starts.', 68-128 'I found the letter in his car.')",
+    "word-change-zh": "the same in Chinese over a pan: 2 cues for 4 (8-68 '我们后天再见吧', "
+                      "68-128 '你今天晚上去哪儿了')",
     "short-cjk-ming": "the lone thin-stroked glyph '走' (its '！' a bar under the least glyph height) is no text line "
                       "for the text mask (a lone component must fill a quarter of its box): the cue is missed",
     "print-signs": "the still, centred, light-on-dark sign 'CITY LIBRARY' above the band is read as a cue of its own "
