@@ -574,10 +574,7 @@ def _reads_within(text: str, other: str) -> bool:
 
 def _same_rows(a: OcrLine, b: OcrLine) -> bool:
     """Whether two lines share at least half of the shorter one's rows."""
-    if a.box is None or b.box is None:
-        return False
-    shared = min(a.box.y + a.box.h, b.box.y + b.box.h) - max(a.box.y, b.box.y)
-    return shared >= 0.5 * min(a.box.h, b.box.h)
+    return a.box is not None and b.box is not None and a.box.shares_rows(b.box)
 
 
 def centred_about(

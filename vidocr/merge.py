@@ -380,10 +380,12 @@ class CueMerger:
         return False
 
     def _joinable(self, a: _Open, b: _Open, mask_sim: float) -> bool:
-        ta, tb = comparable(a.text()), comparable(b.text())
+        text_a, text_b = a.text(), b.text()
+        ta, tb = comparable(text_a), comparable(text_b)
         if ta == tb:
             return True
-        if _lone_misread(a, b, self.options.line_similarity) or _lone_misread(b, a, self.options.line_similarity):
+        least = self.options.line_similarity
+        if _lone_misread(a, b, text_b, least) or _lone_misread(b, a, text_a, least):
             return True
         if tb and tb in ta and _within(_extent(b.results), _extent(a.results)):
             # The later read lost glyphs of the same line (a cut put a bright background behind them):
@@ -481,18 +483,18 @@ def _part_misread(lone: OcrResult, later: OcrResult, unsure: float = 1.0) -> boo
 LONE_MIN_CHARS = 8
 
 
-def _lone_misread(lone: _Open, sure: _Open, line_similarity: float) -> bool:
-    """``lone``, read once, touching ``sure``, is ``sure``'s subtitle misread: its read is less sure than ``sure``'s
-    surest, it has as many lines, each like (``line_similarity``) the line of ``sure``'s text in its place, and neither
-    text is the other with characters left out (text growing or shrinking in place, "他来了" -> "他们来了", changes
-    the subtitle). The frames at a cut, a fade or over print moving behind a line are the most compressed or
-    cluttered, and a read there may take in a glyph of the picture or lose one ("东西要我郑你鸣" 0.88 after four
-    reads of "东西 要我帮你拿吗" 1.0, "oKeep your yoice ..." 0.975 before "Keep your voice ..." 0.993), while
+def _lone_misread(lone: _Open, sure: _Open, text: str, line_similarity: float) -> bool:
+    """``lone``, read once, touching ``sure`` (whose reads voted for ``text``), is ``sure``'s subtitle misread: its read
+    is less sure than ``sure``'s surest, it has as many lines, each like (``line_similarity``) the line of ``text`` in
+    its place, and neither text is the other with characters left out (text growing or shrinking in place, "他来了" ->
+    "他们来了", changes the subtitle). The frames at a cut, a fade or over print moving behind a line are the most
+    compressed or cluttered, and a read there may take in a glyph of the picture or lose one ("东西要我郑你鸣" 0.88
+    after four reads of "东西 要我帮你拿吗" 1.0, "oKeep your yoice ..." 0.975 before "Keep your voice ..." 0.993), while
     subtitles that follow each other are lines unalike (a two-line cue whose lower line changes keeps its upper one:
     the changed line is unlike its former self)."""
     if len(lone.results) != 1:
         return False
-    read, text = lone.results[0], sure.text()
+    read = lone.results[0]
     if read.confidence >= max(r.confidence for r in sure.results):
         return False
     a, b = comparable(read.text), comparable(text)
@@ -540,9 +542,7 @@ def _glyphs_lost(ta: str, box_a: Box | None, tb: str, box_b: Box | None) -> bool
 def _same_place(a: Box | None, b: Box | None) -> bool:
     """Two segments' text lines (the detector's boxes) are in the same place: the same extent (:func:`_boxes_agree`)
     on rows that overlap by at least half the shorter one's height."""
-    if a is None or b is None or not _boxes_agree(a, b):
-        return False
-    return min(a.y + a.h, b.y + b.h) - max(a.y, b.y) >= 0.5 * min(a.h, b.h)
+    return a is not None and b is not None and _boxes_agree(a, b) and a.shares_rows(b)
 
 
 def _boxes_agree(a: Box | None, b: Box | None, tolerance: float = 0.04) -> bool:

@@ -44,6 +44,10 @@ class Box:
     def as_list(self) -> list[int]:
         return [self.x, self.y, self.w, self.h]
 
+    def shares_rows(self, other: Box) -> bool:
+        """Whether the two boxes share at least half of the shorter one's rows."""
+        return min(self.y + self.h, other.y + other.h) - max(self.y, other.y) >= 0.5 * min(self.h, other.h)
+
 
 class Task(str, enum.Enum):
     """What an engine is asked to do with a subtitle crop."""
