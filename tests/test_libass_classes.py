@@ -186,10 +186,6 @@ SPECS: dict[str, Clip] = {
 #: Classes vidocr does not get right yet, with what came out when last measured (frames of the clip): not collected
 #: as tests. ``python bench/libass_classes.py`` says when one passes: then remove it here, and it is tested.
 KNOWN_FAILING: dict[str, str] = {
-    "word-change": "each line changed in place by one word is joined to the line before it: 2 cues for 4 (8-68 "
-                   "'We should leave before the rain starts.', 68-128 'I found the letter in his car.')",
-    "word-change-zh": "the same in Chinese over a pan: 2 cues for 4 (8-68 '我们后天再见吧', "
-                      "68-128 '你今天晚上去哪儿了')",
     "short-cjk-ming": "the lone thin-stroked glyph '走' (its '！' a bar under the least glyph height) is no text line "
                       "for the text mask (a lone component must fill a quarter of its box): the cue is missed",
     "print-signs": "the still, centred, light-on-dark sign 'CITY LIBRARY' above the band is read as a cue of its own "

@@ -568,3 +568,70 @@ def test_the_space_between_two_phrases_of_a_cjk_line_is_what_most_reads_of_its_l
     two = run(seg(0, 2000, (40, 40, "我们走吧\n东西要我帮你拿吗"), (500, 500, "我们走吧\n东西 要我帮你拿吗"),
                   (900, 900, "我们 走吧\n东西 要我帮你拿吗")))
     assert two == [(0, 2000, "我们走吧\n东西 要我帮你拿吗")]
+
+
+def probed(ts: int, split: int, text: str, probs: dict[int, float] | None = None, moved: bool = True) -> Read:
+    """A read of one line with the recogniser's per-character probabilities: 1.0 but at the indexes in ``probs``."""
+    conf = [1.0] * len(text)
+    for i, p in (probs or {}).items():
+        conf[i] = p
+    line = OcrLine(text, sum(conf) / len(conf), char_conf=tuple(conf))
+    return Read(ts, split, OcrResult((line,)), mask_moved=moved)
+
+
+def test_a_line_changed_in_place_by_a_word_read_surely_is_a_new_subtitle_where_a_misread_is_not() -> None:
+    """Reads that differ only where each is sure of its own characters show two subtitles, however alike the
+    lines: a word changed in place, at once ("... the rain starts." -> "... the snow starts."). A misread puts an odd
+    glyph where the recogniser is unsure of it, and stays the subtitle's noise."""
+    rain, snow = "We should leave before the rain starts.", "We should leave before the snow starts."
+    # In one segment: the re-read finds the new word, split where the detector saw the change.
+    one = SegmentRecord(320, 2720, [probed(360, 320, rain), probed(1560, 1520, snow)])
+    assert run(one, seg(2720, 2800)) == [(320, 1520, rain), (1520, 2720, snow)]
+    # A periodic re-read (mask unmoved) finding it too: "我们明天再见吧" -> "我们后天再见吧" over a pan.
+    zh = SegmentRecord(320, 2720, [probed(360, 320, "我们明天再见吧"),
+                                   probed(2360, 1520, "我们后天再见吧", moved=False)])
+    assert run(zh) == [(320, 1520, "我们明天再见吧"), (1520, 2720, "我们后天再见吧")]
+    # Across two segments the detector saw as alike.
+    two = [SegmentRecord(0, 1000, [probed(40, 0, "你昨天晚上去哪儿了")]),
+           SegmentRecord(1000, 2000, [probed(1040, 1000, "你今天晚上去哪儿了")], mask_similarity=0.9)]
+    assert [text for _, _, text in run(*two)] == ["你昨天晚上去哪儿了", "你今天晚上去哪儿了"]
+    # Not when the odd glyph is read unsurely: 360p, "袍" for "跑" at 0.41, one cue with the voted text.
+    line = "谢谢你大老远跑过来"
+    noisy = SegmentRecord(0, 2000, [probed(40, 0, line), probed(800, 760, "谢谢你大老远袍过来", {6: 0.41}),
+                                    probed(1500, 1460, line)])
+    assert run(noisy) == [(0, 2000, line)]
+    assert run(SegmentRecord(0, 1000, [probed(40, 0, line)]),
+               SegmentRecord(1000, 2000, [probed(1040, 1000, "谢谢你大老远袍过来", {6: 0.41})], mask_similarity=0.9)
+               ) == [(0, 2000, line)]
+    # Nor when it is read nearly as surely as a changed word is: "火" for "人" at 0.97 after a cut.
+    cut = SegmentRecord(0, 2000, [probed(40, 0, "没有火知道他去了哪里", {2: 0.97}),
+                                  probed(400, 300, "没有人知道他去了哪里")])
+    assert run(cut) == [(0, 2000, "没有人知道他去了哪里")]
+    # Nor when a read lost a glyph (nothing read in place of another): left to the width rules.
+    box = Box(100, 300, 200, 30)
+    lost = [probed(40, 0, "小声点，他们会听见的"), probed(800, 760, "小点，他们会听见的")]
+    lost = [replace(r, result=OcrResult((replace(r.result.lines[0], box=box),))) for r in lost]
+    assert run(SegmentRecord(0, 2000, lost)) == [(0, 2000, "小声点，他们会听见的")]
+
+
+def test_of_two_reads_one_with_a_line_more_is_not_taken_for_seeing_more_of_the_subtitle() -> None:
+    """Check 07_ts-signs: a sign the moving picture brought below the subtitle for one of its two reads was boxed as a
+    line of its own ("这可不是你姐姐说的\nCITY LIBR" 0.996, then "这可不是你姐姐说的" 1.0, the next segment). Of two
+    reads, the one that holds the other and more saw more of the line (a glyph lost); a line more is not that, and
+    the surer read wins."""
+    line = OcrLine("这可不是你姐姐说的", 1.0, Box(402, 612, 471, 72))
+    sign = OcrLine("CITY LIBR", 0.99, Box(562, 680, 177, 36))
+
+    def two(with_sign: OcrResult, alone: OcrResult) -> list[tuple[int, int, str]]:
+        return run(SegmentRecord(10000, 10767, [Read(10033, 10000, with_sign)]),
+                   SegmentRecord(10767, 12467, [Read(10800, 10767, alone)], 0.22))
+
+    assert two(OcrResult((line, sign)), OcrResult((line,))) == [(10000, 12467, "这可不是你姐姐说的")]
+    # The surer read wins either way: a subtitle's lower line that one read lost is kept by the read that has it.
+    lower = OcrLine("I never asked for any of this.", 1.0, Box(450, 670, 380, 40))
+    assert two(OcrResult((line, lower)), OcrResult((replace(line, confidence=0.97),))) == [
+        (10000, 12467, "这可不是你姐姐说的\nI never asked for any of this.")]
+    # One line each, one a part of the other: the longer saw more of it, though less sure.
+    short = replace(line, text="我们没有时间", confidence=0.99)
+    whole = replace(line, text="我们没有时间了", confidence=0.95)
+    assert two(OcrResult((short,)), OcrResult((whole,))) == [(10000, 12467, "我们没有时间了")]

@@ -27,6 +27,9 @@ from vidocr.textmask import TextLine, overlap, similarity, text_lines
 from vidocr.types import Timestamp
 
 _KERNEL3 = np.ones((3, 3), np.uint8)
+#: Pixels that each of two masks must have where the other has none for :meth:`BandChangeDetector._change_point` to
+#: tell them by those alone.
+CHANGED_PIXELS = 8
 #: Share of a subtitle's glyph pixels still present for it to count as shown when no text line is found.
 GLYPHS_HELD = 0.8
 #: ... and under this share it was gone: a subtitle gone in every frame from where it was first missing up to where
@@ -847,6 +850,12 @@ class BandChangeDetector:
         old, new = self._read_mask, self._mask
         if old is None or new is None or not new.any():
             return None
+        # The glyphs one mask has and the other has not: the lines both share (most of a line changed by a word)
+        # and picture detail moving behind them would tip the whole masks' overlaps late over a pan.
+        new_only = new & (cv2.dilate(old, _KERNEL3) == 0)
+        old_only = old & (cv2.dilate(new, _KERNEL3) == 0)
+        if min(np.count_nonzero(new_only), np.count_nonzero(old_only)) >= CHANGED_PIXELS:
+            old, new = old_only, new_only
         start: Timestamp | None = None
         for sample in self._recent:
             if sample.ts.seconds <= since_s:

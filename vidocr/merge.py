@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
 from vidocr.textnorm import comparable, in_order, is_cjk, normalize_text, text_similarity
-from vidocr.types import Box, Cue, OcrResult
+from vidocr.types import Box, Cue, OcrLine, OcrResult
 
 #: Single glyphs that recognisers read off straight edges and bars (after `comparable`).
 _STROKES = frozenset("一丨丶丿乀亅〇口0oOlI1|_-—~")
@@ -48,6 +48,11 @@ class MergeOptions:
     line_similarity: a piece of a subtitle read once, touching another, is that subtitle misread when each of its lines
         is at least this like the other's line and its read is less sure than the other's surest (see
         :func:`_lone_misread`).
+    sure_char: two reads of a line that differ where each read every character it does not share with the other at
+        least this surely (the recogniser's own probability of that character) show two subtitles, however alike: a
+        line changed in place by a word ("... the rain starts." -> "... the snow starts.", "我们明天再见吧" ->
+        "我们后天再见吧", changed glyphs read at 0.993-1.0), where a misread's odd glyph is read less surely (after
+        cuts, over print: "火" for "人" and "ü" for "u" at 0.97; see :func:`_sure_change`).
     unsure: a lone read below this confidence that is like (``misread_similarity``) a surer read right
         after it, sharing no line with it, is a misread of that read's subtitle, not a subtitle of its own
         (360p, heavy compression: "Wihen. wer list h'gi" 0.71 before "Where were you last night?" 0.95).
@@ -64,6 +69,7 @@ class MergeOptions:
     bridge_ms: int = 100
     unread_ms: int = 1000
     line_similarity: float = 0.6
+    sure_char: float = 0.99
 
 
 @dataclass(frozen=True)
@@ -234,7 +240,10 @@ class CueMerger:
             same = self._same_subtitle(
                 current.text(), read.result.text, _extent(current.results), _extent([read.result])
             )
-            if same or (not read.mask_moved and text_similarity(current.text(), read.result.text) >= 0.5):
+            changed = _sure_change(_voted_read(current), read.result, self.options.sure_char)
+            if not changed and (
+                same or (not read.mask_moved and text_similarity(current.text(), read.result.text) >= 0.5)
+            ):
                 current.results.append(read.result)
                 came = None
                 continue
@@ -384,6 +393,8 @@ class CueMerger:
         ta, tb = comparable(text_a), comparable(text_b)
         if ta == tb:
             return True
+        if _sure_change(_voted_read(a), _voted_read(b), self.options.sure_char):
+            return False
         least = self.options.line_similarity
         if _lone_misread(a, b, text_b, least) or _lone_misread(b, a, text_a, least):
             return True
@@ -507,6 +518,46 @@ def _lone_misread(lone: _Open, sure: _Open, text: str, line_similarity: float) -
     )
 
 
+def _voted_read(piece: _Open) -> OcrResult | None:
+    """The surest of ``piece``'s reads that read what its reads voted for (None when none did: a vote of characters)."""
+    voted = comparable(piece.text())
+    agreeing = [r for r in piece.results if comparable(r.text) == voted]
+    return max(agreeing, key=lambda r: r.confidence) if agreeing else None
+
+
+def _sure_change(a: OcrResult | None, b: OcrResult | None, sure: float) -> bool:
+    """``a`` and ``b`` read other text on as many lines, and each read every character the other does not share
+    with it at least ``sure`` (the recogniser's probability of that character), one at least in place of another:
+    the line changed ("... the rain starts." -> "... the snow starts."). OCR noise that makes two reads of one line
+    differ puts an odd glyph where the image is hard to read, and the recogniser is unsure of it (360p:
+    "谢谢你大老远袍过来", 袍 at 0.41); a read that lost a glyph or took one from the picture beside the line replaces
+    none (see :func:`_glyphs_lost`). False when a read has no per-character probabilities."""
+    if a is None or b is None:
+        return False
+    lines_a = [_sure_chars(ln) for ln in a.lines if comparable(ln.text)]
+    lines_b = [_sure_chars(ln) for ln in b.lines if comparable(ln.text)]
+    if not lines_a or len(lines_a) != len(lines_b) or any(x is None for x in lines_a + lines_b):
+        return False
+    replaced = False
+    for la, lb in zip(lines_a, lines_b, strict=True):
+        assert la is not None and lb is not None
+        text_a, text_b = "".join(c for c, _ in la), "".join(c for c, _ in lb)
+        for op, i1, i2, j1, j2 in SequenceMatcher(None, text_a, text_b, autojunk=False).get_opcodes():
+            if op == "equal":
+                continue
+            if any(p < sure for _, p in la[i1:i2]) or any(p < sure for _, p in lb[j1:j2]):
+                return False
+            replaced = replaced or op == "replace"
+    return replaced
+
+
+def _sure_chars(line: OcrLine) -> list[tuple[str, float]] | None:
+    """The line's characters in their comparable form, each with the recogniser's probability (None without them)."""
+    if line.char_conf is None or len(line.char_conf) != len(line.text):
+        return None
+    return [(c, p) for char, p in zip(line.text, line.char_conf, strict=True) for c in comparable(char)]
+
+
 def _extent(results: Sequence[OcrResult]) -> Box | None:
     """Union of the line boxes of the reads (None when the engine gave no boxes)."""
     boxes = [line.box for r in results for line in r.lines if line.box is not None]
@@ -562,8 +613,11 @@ def _vote(results: Sequence[OcrResult]) -> tuple[str, float, str | None]:
     plain = [comparable(t) for t in texts]
     if len(results) <= 2:
         # Two reads, one a part of the other: the other saw more of the line (a glyph lost to a fade
-        # or an occlusion is a common miss, an invented one is not).
-        if len(results) == 2 and plain[0] != plain[1] and (plain[0] in plain[1] or plain[1] in plain[0]):
+        # or an occlusion is a common miss, an invented one is not); not a read with a line more (a sign the
+        # moving picture brought beside the subtitle for one read, boxed as a line of its own), as below.
+        if len(results) == 2 and plain[0] != plain[1] and (plain[0] in plain[1] or plain[1] in plain[0]) and (
+            len(results[0].lines) == len(results[1].lines)
+        ):
             best = 0 if len(plain[0]) > len(plain[1]) else 1
         else:
             best = max(range(len(results)), key=lambda i: (results[i].confidence, len(texts[i])))
