@@ -237,12 +237,10 @@ class CueMerger:
             if current is None:  # text again after it left: from this read's change point
                 current = _Open(min(read.split_ms, seg.end_ms - 1), seg.end_ms, [read.result], seg.box)
                 continue
-            same = self._same_subtitle(
-                current.text(), read.result.text, _extent(current.results), _extent([read.result])
-            )
-            changed = _sure_change(_voted_read(current), read.result, self.options.sure_char)
-            if not changed and (
-                same or (not read.mask_moved and text_similarity(current.text(), read.result.text) >= 0.5)
+            text = current.text()
+            same = self._same_subtitle(text, read.result.text, _extent(current.results), _extent([read.result]))
+            if (same or (not read.mask_moved and text_similarity(text, read.result.text) >= 0.5)) and not _sure_change(
+                _voted_read(current, text), read.result, self.options.sure_char
             ):
                 current.results.append(read.result)
                 came = None
@@ -393,7 +391,7 @@ class CueMerger:
         ta, tb = comparable(text_a), comparable(text_b)
         if ta == tb:
             return True
-        if _sure_change(_voted_read(a), _voted_read(b), self.options.sure_char):
+        if _sure_change(_voted_read(a, text_a), _voted_read(b, text_b), self.options.sure_char):
             return False
         least = self.options.line_similarity
         if _lone_misread(a, b, text_b, least) or _lone_misread(b, a, text_a, least):
@@ -518,9 +516,10 @@ def _lone_misread(lone: _Open, sure: _Open, text: str, line_similarity: float) -
     )
 
 
-def _voted_read(piece: _Open) -> OcrResult | None:
-    """The surest of ``piece``'s reads that read what its reads voted for (None when none did: a vote of characters)."""
-    voted = comparable(piece.text())
+def _voted_read(piece: _Open, text: str) -> OcrResult | None:
+    """The surest of ``piece``'s reads that read ``text``, what its reads voted for (None when none did: a vote of
+    characters)."""
+    voted = comparable(text)
     agreeing = [r for r in piece.results if comparable(r.text) == voted]
     return max(agreeing, key=lambda r: r.confidence) if agreeing else None
 
