@@ -21,6 +21,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vidocr.lexicon import AUTO, MARGIN, Classes, Lexicon, correct_word
 from vidocr.textnorm import is_cjk
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
@@ -63,6 +64,11 @@ class PpOcrConfig:
     #: phrases ("东西 要我帮你拿吗"), and the recogniser ranks it at 0.005-0.45 there, far below "blank", while
     #: between the letters of a phrase it gives the space nothing (under 1e-4; a gap where a glyph was lost, 0.05-0.4).
     space_min_cjk: float = 0.01
+    #: The word lists (:mod:`vidocr.lexicon`) a Latin word read that none holds is checked against (ours);
+    #: () reads words as the recogniser ranks them.
+    lexicon: tuple[str, ...] = AUTO
+    #: How much less likely (natural log) a listed word may be than the word read, to replace it (ours).
+    lexicon_margin: float = MARGIN
 
 
 #: A detected text box (4 corner points, clockwise from top-left, image coordinates), its text, its score.
@@ -104,6 +110,11 @@ class PpOcr:
         self.characters = ["", *characters, " "]
         #: The dictionary's CJK entries (Han, kana, Hangul, CJK punctuation, full-width forms): see _stray_cjk.
         self._cjk = np.array([any(_is_cjk(c) for c in entry) for entry in self.characters])
+        #: The classes as word lists' edits see them (vidocr.lexicon.Classes).
+        self._classes = Classes.of(self.characters)
+        #: Word lists Latin words are read against (see _listed); None: none.
+        lexicon = Lexicon(self.config.lexicon)
+        self.lexicon = lexicon if self.config.lexicon and lexicon.words else None
 
     # -- full read ------------------------------------------------------------------------------
     def read(self, image: np.ndarray) -> list[Piece]:
@@ -220,6 +231,7 @@ class PpOcr:
         text: list[str] = []
         char_conf: list[float] = []
         at: list[float] = []
+        runs: list[tuple[int, int]] = []  # the steps of each entry of text
         for i, step in enumerate(steps):
             char = self.characters[tokens[step]]
             if i and char != " " and text[-1] != " ":
@@ -229,12 +241,17 @@ class PpOcr:
                     text.append(" ")
                     char_conf.append(round(float(gap[:, space].max()), 5))
                     at.append((steps[i - 1] + step) / 2)
+                    middle = (runs[-1][1] + int(step)) // 2
+                    runs.append((middle, middle))
             text.append(char)
             char_conf.extend([round(float(probs[step]), 5)] * len(char))
             end = step
             while end + 1 < len(tokens) and tokens[end + 1] == tokens[step]:
                 end += 1  # the character's run of steps
             at.extend([(step + end) / 2] * len(char))
+            runs.append((int(step), int(end)))
+        if self.lexicon is not None:
+            self._listed(pred, text, char_conf, at, runs)
         chars = [int(step) for step in steps if tokens[step] != space]
         if not chars:
             return "".join(text), score, None, tuple(char_conf), tuple(at)
@@ -242,6 +259,51 @@ class PpOcr:
         while last + 1 < len(tokens) and tokens[last + 1] == tokens[chars[-1]]:
             last += 1  # the last character's run of steps
         return "".join(text), score, (chars[0], last), tuple(char_conf), tuple(at)
+
+    def _listed(
+        self, pred: np.ndarray, text: list[str], char_conf: list[float], at: list[float], runs: list[tuple[int, int]]
+    ) -> None:
+        """Each Latin word of ``text`` no word list holds, replaced in place by the listed word the recogniser's
+        posteriors over its steps support nearly as well (:func:`vidocr.lexicon.correct_word`), in a line of
+        the lists' language (:meth:`vidocr.lexicon.Lexicon.speaks`). A replaced word's characters take its least
+        probability (it stays as unsure as it was read) and columns spread over its steps. ``text`` entries are
+        single characters here (the Latin dictionary's are)."""
+        lexicon = self.lexicon
+        assert lexicon is not None
+        wordy = [_latin_letter(c) for c in text]
+        for k in range(1, len(text) - 1):
+            if text[k] in "\"`." and wordy[k - 1] and _latin_letter(text[k + 1]):
+                wordy[k] = True  # an apostrophe read as a double quote, a letter as a full stop ("dow.a")
+        spans: list[tuple[int, int]] = []  # each word's entries, right to left
+        k = len(text)
+        while k > 0:
+            if not wordy[k - 1]:
+                k -= 1
+                continue
+            j = k
+            while j > 0 and wordy[j - 1]:
+                j -= 1
+            spans.append((j, k))
+            k = j
+        if not lexicon.speaks(["".join(text[j:k]) for j, k in spans]):
+            return
+        for j, k in spans:  # right to left: replacing a word changes the positions after it
+            word = "".join(text[j:k])
+            first = runs[j - 1][1] + 1 if j > 0 else 0
+            last = runs[k][0] - 1 if k < len(text) else len(pred) - 1
+            new = correct_word(
+                lexicon, word, pred[first : last + 1], self._classes, self.config.lexicon_margin
+            )
+            if new is None or new == word:
+                continue
+            offset = sum(len(t) for t in text[:j])  # char_conf and at count characters
+            size = sum(len(t) for t in text[j:k])
+            least = min(char_conf[offset : offset + size])
+            left, right = at[offset], at[offset + size - 1]
+            char_conf[offset : offset + size] = [least] * len(new)
+            at[offset : offset + size] = [left + (right - left) * n / max(1, len(new) - 1) for n in range(len(new))]
+            text[j:k] = list(new)
+            runs[j:k] = [(runs[j][0], runs[k - 1][1])] * len(new)
 
     def _spaced(self, gap: np.ndarray, space: int, least: float) -> bool:
         rest = gap[:, 1:].max(axis=1)  # the likeliest non-blank character at each step
@@ -287,6 +349,11 @@ class PpOcr:
                 continue
             found.append(box)
         return np.array(found, np.float32).reshape(-1, 4, 2)
+
+
+def _latin_letter(char: str) -> bool:
+    """A letter of a Latin word (or its apostrophe): one character, alphabetic, not CJK, Greek or Cyrillic."""
+    return len(char) == 1 and (char == "'" or (char.isalpha() and char < "\u0370"))
 
 
 def _is_cjk(char: str) -> bool:

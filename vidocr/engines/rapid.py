@@ -42,6 +42,7 @@ from vidocr.langs import (
     script_counts,
     tesseract_packs,
 )
+from vidocr.lexicon import lists_for
 from vidocr.types import Box, OcrLine, OcrPart, OcrResult, Task
 
 if TYPE_CHECKING:
@@ -75,8 +76,9 @@ def blank_retry(ocr: PpOcr, image: np.ndarray) -> tuple[int, bool] | None:
 def build_ocr(options: EngineOptions | None = None) -> PpOcr:
     """The PP-OCR runner with our subtitle settings; ``extra["ppocr"]`` overrides :class:`PpOcrConfig` fields."""
     overrides = dict((options.extra if options else {}).get("ppocr", {}))
+    base = PpOcrConfig(lexicon=lists_for(options.lang if options else ()))
     try:
-        return PpOcr(replace(PpOcrConfig(), **overrides))
+        return PpOcr(replace(base, **overrides))
     except TypeError as exc:
         raise EngineError(f"unknown ppocr setting: {exc}") from exc
 
