@@ -86,6 +86,12 @@ def words(name: str) -> _Tiers:
         return _loaded[name]
 
 
+def _apostrophes(text: str) -> str:
+    """``text`` with the double quotes and backquotes the recogniser reads for apostrophes (``That"s``) as
+    apostrophes."""
+    return text.replace('"', "'").replace("`", "'")
+
+
 def _word(text: str) -> bool:
     return len(text) > 1 or text in ("a", "i")
 
@@ -125,8 +131,13 @@ class Lexicon:
         not hold are no misreads; an English line misread at 360p keeps most ("Keep viur volce down, they'li near
         us": 4 of 7)."""
         common = self._lists()[1]
-        counted = [w.lower().replace('"', "'").replace("`", "'") for w in words if len(w) > 1]
+        counted = [_apostrophes(w.lower()) for w in words if len(w) > 1]
         return bool(counted) and sum(w in common for w in counted) >= SPEAKS * len(counted)
+
+
+def latin_letter(char: str) -> bool:
+    """A letter of a Latin word (or its apostrophe): one character, alphabetic, not CJK, Greek or Cyrillic."""
+    return len(char) == 1 and (char == "'" or (char.isalpha() and char < "\u0370"))
 
 
 @dataclass(frozen=True)
@@ -140,7 +151,7 @@ class Classes:
 
     @classmethod
     def of(cls, chars: Sequence[str]) -> Classes:
-        latin = np.array([len(c) == 1 and (c in "' " or (c.isalpha() and c < "\u0370")) for c in chars])
+        latin = np.array([c == " " or latin_letter(c) for c in chars])
         latin[0] = False
         return cls(chars, {c: i for i, c in enumerate(chars) if i}, latin)
 
@@ -243,7 +254,7 @@ def correct_word(
     likeliest replaces the word when within ``margin`` of the word as read. A listed word is kept. ``word`` may
     hold an apostrophe
     read as a double quote or backquote between letters (``That"s``): that is compared as an apostrophe."""
-    plain = word.replace('"', "'").replace("`", "'")
+    plain = _apostrophes(word)
     core = plain.strip("'")
     if len(core) < 2 or len(core) > MAX_WORD or any(c.isdigit() for c in core):
         return None
@@ -263,7 +274,7 @@ def correct_word(
     read = ctc_log_prob(probs, [index[c] for c in word])
     best, best_score = None, float("-inf")
     for text in spelled:
-        text = text.replace('"', "'").replace("`", "'")
+        text = _apostrophes(text)
         inner = text.strip("'")
         if not inner or inner.startswith(" ") or inner.endswith(" ") or not lexicon.known(inner.lower()):
             continue

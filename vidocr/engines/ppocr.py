@@ -21,7 +21,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vidocr.lexicon import AUTO, MARGIN, Classes, Lexicon, correct_word
+from vidocr.lexicon import AUTO, MARGIN, Classes, Lexicon, correct_word, latin_letter
 from vidocr.textnorm import is_cjk
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
@@ -270,9 +270,9 @@ class PpOcr:
         single characters here (the Latin dictionary's are)."""
         lexicon = self.lexicon
         assert lexicon is not None
-        wordy = [_latin_letter(c) for c in text]
+        wordy = [latin_letter(c) for c in text]
         for k in range(1, len(text) - 1):
-            if text[k] in "\"`." and wordy[k - 1] and _latin_letter(text[k + 1]):
+            if text[k] in "\"`." and wordy[k - 1] and latin_letter(text[k + 1]):
                 wordy[k] = True  # an apostrophe read as a double quote, a letter as a full stop ("dow.a")
         spans: list[tuple[int, int]] = []  # each word's entries, right to left
         k = len(text)
@@ -349,11 +349,6 @@ class PpOcr:
                 continue
             found.append(box)
         return np.array(found, np.float32).reshape(-1, 4, 2)
-
-
-def _latin_letter(char: str) -> bool:
-    """A letter of a Latin word (or its apostrophe): one character, alphabetic, not CJK, Greek or Cyrillic."""
-    return len(char) == 1 and (char == "'" or (char.isalpha() and char < "\u0370"))
 
 
 def _is_cjk(char: str) -> bool:
