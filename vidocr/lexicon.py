@@ -130,9 +130,11 @@ class Lexicon:
         common words with an English list ("Je ne sais pas où il est allé": none), and its words the list does
         not hold are no misreads; an English line misread at 360p keeps most ("Keep viur volce down, they'li near
         us": 4 of 7)."""
-        common = self._lists()[1]
         counted = [_apostrophes(w.lower()) for w in words if len(w) > 1]
-        return bool(counted) and sum(w in common for w in counted) >= SPEAKS * len(counted)
+        if not counted:
+            return False  # no Latin word: the lists need not load
+        common = self._lists()[1]
+        return sum(w in common for w in counted) >= SPEAKS * len(counted)
 
 
 def latin_letter(char: str) -> bool:

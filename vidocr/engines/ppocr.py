@@ -112,9 +112,10 @@ class PpOcr:
         self._cjk = np.array([any(_is_cjk(c) for c in entry) for entry in self.characters])
         #: The classes as word lists' edits see them (vidocr.lexicon.Classes).
         self._classes = Classes.of(self.characters)
-        #: Word lists Latin words are read against (see _listed); None: none.
-        lexicon = Lexicon(self.config.lexicon)
-        self.lexicon = lexicon if self.config.lexicon and lexicon.words else None
+        #: Word lists Latin words are read against (see _listed); None: none. They load with the first line of
+        #: Latin words read, not here: a video of other scripts never pays for them. Without pyspellchecker the
+        #: lists are empty, no line is in their language (Lexicon.speaks) and words are read as ranked.
+        self.lexicon = Lexicon(self.config.lexicon) if self.config.lexicon else None
 
     # -- full read ------------------------------------------------------------------------------
     def read(self, image: np.ndarray) -> list[Piece]:
